@@ -1,0 +1,219 @@
+//! Argument checking, driven by each tool's own `inputSchema`.
+//!
+//! The schema a client sees is the schema enforced here, so the two cannot
+//! disagree. Only the small, portable subset the tool table uses is
+//! understood: `type` (object, string, integer, number, boolean, array),
+//! `properties`, `required`, `enum`, `items`, `minimum` and `maxItems`.
+//! Unknown arguments are refused rather than ignored: an argument that is
+//! silently dropped is a request the caller believes was honoured.
+//! Every refusal names the argument and happens before any request is built.
+
+use serde_json::{Map, Value};
+
+use crate::error::ToolError;
+
+pub fn validate(schema: &Value, arguments: &Value) -> Result<(), ToolError> {
+    let Some(object) = arguments.as_object() else {
+        return Err(ToolError::invalid_argument(
+            "arguments",
+            format!("The arguments must be a JSON object, not {}.", describe(arguments)),
+        ));
+    };
+    check_object(schema, object, "")
+}
+
+fn check_object(schema: &Value, object: &Map<String, Value>, prefix: &str) -> Result<(), ToolError> {
+    let empty = Map::new();
+    let properties = schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
+    let closed = !properties.is_empty() || schema.get("additionalProperties") == Some(&Value::Bool(false));
+    if closed && let Some(unknown) = object.keys().find(|key| !properties.contains_key(*key)) {
+        let mut known: Vec<&str> = properties.keys().map(String::as_str).collect();
+        known.sort_unstable();
+        let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+        return Err(ToolError::invalid_argument(
+            &format!("{prefix}{unknown}"),
+            format!("`{prefix}{unknown}` is not an argument of this tool (it takes: {known})."),
+        ));
+    }
+    for required in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
+        let Some(name) = required.as_str() else { continue };
+        if object.get(name).is_none_or(Value::is_null) {
+            return Err(ToolError::invalid_argument(
+                &format!("{prefix}{name}"),
+                format!("`{prefix}{name}` is required."),
+            ));
+        }
+    }
+    for (name, value) in object {
+        // An explicit null means "not given" for an optional argument.
+        if value.is_null() {
+            continue;
+        }
+        if let Some(property) = properties.get(name) {
+            check_value(property, value, &format!("{prefix}{name}"))?;
+        }
+    }
+    Ok(())
+}
+
+fn check_value(schema: &Value, value: &Value, name: &str) -> Result<(), ToolError> {
+    let expected = schema.get("type").and_then(Value::as_str);
+    let fits = match expected {
+        Some("string") => value.is_string(),
+        Some("integer") => value.is_i64() || value.is_u64(),
+        Some("number") => value.is_number(),
+        Some("boolean") => value.is_boolean(),
+        Some("array") => value.is_array(),
+        Some("object") => value.is_object(),
+        _ => true,
+    };
+    if !fits {
+        let expected = expected.unwrap_or("value");
+        return Err(ToolError::invalid_argument(
+            name,
+            format!("`{name}` must be {} {expected}, not {}.", article(expected), describe(value)),
+        ));
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(value)
+    {
+        let allowed: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        return Err(ToolError::invalid_argument(
+            name,
+            format!("`{name}` must be one of {}; got {}.", allowed.join(", "), clip(value)),
+        ));
+    }
+    if let (Some(minimum), Some(number)) = (schema.get("minimum").and_then(Value::as_i64), value.as_i64())
+        && number < minimum
+    {
+        return Err(ToolError::invalid_argument(
+            name,
+            format!("`{name}` must be at least {minimum}; got {number}."),
+        ));
+    }
+    if let Some(items) = value.as_array() {
+        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+            && items.len() as u64 > max
+        {
+            return Err(ToolError::invalid_argument(
+                name,
+                format!("`{name}` may hold at most {max} entries; got {}.", items.len()),
+            ));
+        }
+        if let Some(item_schema) = schema.get("items") {
+            for (index, item) in items.iter().enumerate() {
+                check_value(item_schema, item, &format!("{name}[{index}]"))?;
+            }
+        }
+    }
+    if let Some(object) = value.as_object()
+        && schema.get("properties").is_some()
+    {
+        check_object(schema, object, &format!("{name}."))?;
+    }
+    Ok(())
+}
+
+fn article(type_name: &str) -> &'static str {
+    if type_name.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" }
+}
+
+fn describe(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(number) if number.is_f64() => "a fractional number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn clip(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= 60 {
+        text
+    } else {
+        format!("{}…", text.chars().take(60).collect::<String>())
+    }
+}
+
+/// Typed reads of arguments that `validate` has already accepted.
+pub struct Args<'a>(pub &'a Map<String, Value>);
+
+impl<'a> Args<'a> {
+    pub fn get(&self, name: &str) -> Option<&'a Value> {
+        self.0.get(name).filter(|value| !value.is_null())
+    }
+
+    pub fn str(&self, name: &str) -> Option<&'a str> {
+        self.get(name).and_then(Value::as_str)
+    }
+
+    pub fn int(&self, name: &str) -> Option<i64> {
+        self.get(name).and_then(Value::as_i64)
+    }
+
+    pub fn bool(&self, name: &str) -> Option<bool> {
+        self.get(name).and_then(Value::as_bool)
+    }
+
+    /// A page size: the default when absent, clamped to `max` when larger.
+    pub fn limit(&self, name: &str, default: i64, max: i64) -> i64 {
+        self.int(name).unwrap_or(default).clamp(1, max)
+    }
+
+    /// A required string the schema has already made present.
+    pub fn required_str(&self, name: &str) -> Result<&'a str, ToolError> {
+        self.str(name).ok_or_else(|| ToolError::invalid_argument(name, format!("`{name}` is required.")))
+    }
+
+    pub fn required_int(&self, name: &str) -> Result<i64, ToolError> {
+        self.int(name).ok_or_else(|| ToolError::invalid_argument(name, format!("`{name}` is required.")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Code;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {
+            "query": {"type": "string"},
+            "mode": {"type": "string", "enum": ["keyword", "semantic"]},
+            "limit": {"type": "integer", "minimum": 1},
+            "sources": {"type": "array", "items": {"type": "string"}},
+            "entity": {"type": "object", "properties": {"profile_id": {"type": "integer"}}, "required": ["profile_id"]}
+        }, "required": ["query"]})
+    }
+
+    fn refused_argument(arguments: Value) -> String {
+        let error = validate(&schema(), &arguments).unwrap_err();
+        assert_eq!(error.code, Code::InvalidArgument);
+        error.detail["argument"].as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn accepts_a_valid_call() {
+        validate(&schema(), &json!({"query": "x", "mode": "semantic", "limit": 5, "sources": ["arxiv"]}))
+            .unwrap();
+        validate(&schema(), &json!({"query": "x", "limit": null})).unwrap();
+    }
+
+    #[test]
+    fn names_the_argument_it_refuses() {
+        assert_eq!(refused_argument(json!({})), "query");
+        assert_eq!(refused_argument(json!({"query": 3})), "query");
+        assert_eq!(refused_argument(json!({"query": "x", "mode": "fuzzy"})), "mode");
+        assert_eq!(refused_argument(json!({"query": "x", "limit": 2.5})), "limit");
+        assert_eq!(refused_argument(json!({"query": "x", "limit": 0})), "limit");
+        assert_eq!(refused_argument(json!({"query": "x", "sources": ["a", 1]})), "sources[1]");
+        assert_eq!(refused_argument(json!({"query": "x", "offset": 5})), "offset");
+        assert_eq!(refused_argument(json!({"query": "x", "entity": {}})), "entity.profile_id");
+        assert_eq!(refused_argument(json!({"query": "x", "entity": {"profile_id": 1, "x": 1}})), "entity.x");
+        assert_eq!(validate(&schema(), &json!([1])).unwrap_err().code, Code::InvalidArgument);
+    }
+}

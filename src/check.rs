@@ -1,0 +1,67 @@
+//! `resmon-mcp --check`: tells a person (or, with --json, a script) what
+//! discovery looked at, what it found, and whether resmon answered.
+//! The token itself is never printed; only whether a usable one exists.
+
+use serde_json::{Value, json};
+
+use crate::config::Config;
+use crate::discovery::Trace;
+use crate::tools;
+
+pub struct Report {
+    pub connected: bool,
+    pub text: String,
+    pub json: Value,
+}
+
+pub fn run(config: &Config) -> Report {
+    let mut backend = config.backend();
+    let mut trace = Trace::new();
+    let outcome = backend.discover(&mut trace);
+    let offered = tools::TOOLS.iter().filter(|tool| tools::is_offered(tool, config.read_only)).count();
+    let mode = if config.read_only {
+        format!("read-only (RESMON_MCP_READ_ONLY=1): {offered} read tools offered, write tools refused")
+    } else {
+        format!("full surface: {offered} tools offered (write tools are marked requires_confirmation)")
+    };
+    let mut text = format!(
+        "resmon-mcp {} (contract {})\nmode: {mode}\nrequest timeout: {} s\ndiscovery:\n",
+        env!("CARGO_PKG_VERSION"),
+        crate::protocol::CONTRACT_VERSION,
+        config.request_timeout.as_secs_f32()
+    );
+    for step in &trace {
+        text.push_str(&format!("  {}: {}\n", step.what, step.outcome));
+    }
+    let steps: Vec<Value> =
+        trace.iter().map(|step| json!({"what": step.what, "outcome": step.outcome})).collect();
+    match outcome {
+        Ok(health) => {
+            let field = |pointer: &str| health.pointer(pointer).cloned().unwrap_or(Value::Null);
+            text.push_str(&format!(
+                "result: connected to resmon {} (runtime_id {}, schema {})\n",
+                plain(&field("/version")),
+                plain(&field("/identity/runtime_id")),
+                plain(&field("/identity/schema_version")),
+            ));
+            let json = json!({
+                "connected": true, "read_only": config.read_only, "steps": steps,
+                "health": {"version": field("/version"), "identity": field("/identity")},
+            });
+            Report { connected: true, text, json }
+        }
+        Err(error) => {
+            text.push_str(&format!("result: not connected ({})\n  {}\n", error.code.as_str(), error.message));
+            let json = json!({"connected": false, "read_only": config.read_only, "steps": steps, "error": error.to_json()});
+            Report { connected: false, text, json }
+        }
+    }
+}
+
+fn plain(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Null => "unknown".into(),
+        other => other.to_string(),
+    }
+}

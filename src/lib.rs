@@ -1,0 +1,17 @@
+//! resmon-mcp: contract 1.0 of resmon's MCP tool surface, served over stdio,
+//! backed by the running resmon app's local HTTP API. See docs/ARCHITECTURE.md.
+
+// A `ToolError` is a few maps wide; it travels once per failed call, so its
+// size is irrelevant here and boxing it would only add noise to every handler.
+#![allow(clippy::result_large_err)]
+
+pub mod args;
+pub mod backend;
+pub mod check;
+pub mod config;
+pub mod discovery;
+pub mod error;
+pub mod identity;
+pub mod protocol;
+pub mod redact;
+pub mod tools;

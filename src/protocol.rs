@@ -1,0 +1,439 @@
+//! MCP over stdio: JSON-RPC framing and the methods of both protocol eras.
+//!
+//! Handshake era (2024-11-05 … 2025-11-25): `initialize`, then requests.
+//! Stateless era (2026-07-28): every request carries its protocol version in
+//! `params._meta`, `server/discover` replaces the handshake, and every result
+//! says `resultType: "complete"`. A request is served in the era its own
+//! `_meta` names; `initialize` always answers in the handshake era.
+//!
+//! `Server::handle_line` is the whole protocol as a function from one input
+//! line to at most one output line; `serve` only moves lines in and out.
+//! This module knows nothing about resmon's routes.
+
+use std::io::{self, BufRead, Write};
+
+use serde_json::{Map, Value, json};
+
+use crate::backend::Backend;
+use crate::redact;
+use crate::tools;
+
+pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+pub const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
+pub const STATELESS_VERSION: &str = "2026-07-28";
+/// Contract 1.0 "Versioning": the version resmon's other consumer reads.
+pub const CONTRACT_VERSION: &str = "1.0";
+/// Longest request line accepted; a longer one is answered and skipped
+/// without ever being held whole in memory.
+pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// How long a stateless client may reuse a listing or discovery answer. The
+/// list only changes with the binary or RESMON_MCP_READ_ONLY, and both need a
+/// restart, but a short lifetime keeps a changed setting visible quickly.
+const CACHE_TTL_MS: u64 = 300_000;
+
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const METHOD_NOT_FOUND: i64 = -32601;
+const INVALID_PARAMS: i64 = -32602;
+const UNSUPPORTED_VERSION: i64 = -32022;
+
+const INSTRUCTIONS: &str = "These tools read and steer resmon, a research monitor running on \
+this computer: its routines sweep arXiv, bioRxiv, PubMed and other sources into a local corpus \
+of papers. Read tools (health, search_corpus, list_routines, get_execution, ...) change nothing. \
+Seven tools change things on the user's machine and carry requires_confirmation: true \
+(run_sweep, run_routine, create_routine, create_watch_profile, activate_routine, \
+deactivate_routine, update_settings); ask the person before calling them. Runs start in the \
+background: poll get_execution with the returned execution_id until status is no longer \
+running (interrupted means the app stopped mid-run, not that the search failed). Lists come a \
+page at a time: search_corpus pages with next_cursor passed back as cursor, the other lists \
+with limit and offset. Errors come back as {error, message, detail}; backend_unavailable \
+means the resmon app is not reachable, and its message says what to set or start. Keep \
+resmon's caveats (match basis, coverage zero-reasons, what resmon cannot verify) when you \
+repeat an answer.";
+
+/// Which era a request is served in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Era {
+    Handshake,
+    Stateless,
+}
+
+pub struct Server {
+    backend: Backend,
+    read_only: bool,
+    /// The version agreed by `initialize`, once a handshake has happened.
+    negotiated: Option<String>,
+}
+
+/// The result of one request: a result, or a JSON-RPC error.
+type Outcome = Result<Answer, RpcError>;
+
+enum Answer {
+    Json(Value),
+    /// A result object whose JSON text was built ahead of time (the tool
+    /// listing), spliced into the reply as it is.
+    Prebuilt(String),
+}
+
+struct RpcError {
+    code: i64,
+    message: String,
+    data: Option<Value>,
+}
+
+fn rpc_error(code: i64, message: impl Into<String>) -> RpcError {
+    RpcError { code, message: message.into(), data: None }
+}
+
+impl Server {
+    pub fn new(backend: Backend, read_only: bool) -> Server {
+        Server { backend, read_only, negotiated: None }
+    }
+
+    pub fn negotiated_version(&self) -> Option<&str> {
+        self.negotiated.as_deref()
+    }
+
+    /// One line in, at most one line out (without the newline).
+    pub fn handle_line(&mut self, line: &[u8]) -> Option<String> {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let message: Value = match serde_json::from_slice(line) {
+            Ok(message) => message,
+            Err(error) => {
+                let why = if error.is_syntax() || error.is_eof() { "not valid JSON" } else { "unreadable" };
+                return Some(error_line(
+                    &Value::Null,
+                    rpc_error(PARSE_ERROR, format!("Parse error: the line is {why}.")),
+                ));
+            }
+        };
+        let Value::Object(message) = message else {
+            return Some(error_line(
+                &Value::Null,
+                rpc_error(
+                    INVALID_REQUEST,
+                    "Invalid request: expected one JSON-RPC request object (batches are not supported).",
+                ),
+            ));
+        };
+        let id = message.get("id");
+        let Some(method) = message.get("method") else {
+            // A response from the client: this server sends no requests, so
+            // there is nothing to match it to, and responses are never answered.
+            if id.is_some() && (message.contains_key("result") || message.contains_key("error")) {
+                return None;
+            }
+            return Some(error_line(&echo_id(id), rpc_error(INVALID_REQUEST, "Invalid request: no method.")));
+        };
+        let Some(id) = id else {
+            // A notification (initialized, cancelled, or one unknown here): never answered.
+            return None;
+        };
+        if !(id.is_string() || id.is_i64() || id.is_u64()) {
+            return Some(error_line(
+                &Value::Null,
+                rpc_error(INVALID_REQUEST, "Invalid request: id must be a string or an integer."),
+            ));
+        }
+        if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return Some(error_line(
+                id,
+                rpc_error(INVALID_REQUEST, "Invalid request: jsonrpc must be \"2.0\"."),
+            ));
+        }
+        let Some(method) = method.as_str() else {
+            return Some(error_line(
+                id,
+                rpc_error(INVALID_REQUEST, "Invalid request: method must be a string."),
+            ));
+        };
+        let params = message.get("params").unwrap_or(&Value::Null);
+        let (era, outcome) = self.dispatch(method, params);
+        Some(match outcome {
+            Ok(result) => result_line(id, result, era),
+            Err(error) => error_line(id, error),
+        })
+    }
+
+    fn dispatch(&mut self, method: &str, params: &Value) -> (Era, Outcome) {
+        if method == "initialize" {
+            return (Era::Handshake, Ok(Answer::Json(self.initialize(params))));
+        }
+        let meta = params.get("_meta");
+        let stateless = method == "server/discover" || meta.and_then(|meta| meta.get(META_VERSION)).is_some();
+        if !stateless {
+            return (Era::Handshake, self.handshake_request(method, params));
+        }
+        if let Err(error) = check_stateless_meta(meta) {
+            return (Era::Stateless, Err(error));
+        }
+        let outcome = match method {
+            "server/discover" => Ok(Answer::Json(discover())),
+            "tools/list" => self.list_tools(params, Era::Stateless),
+            "tools/call" => self.call_tool(params),
+            _ => Err(unknown_method(method)),
+        };
+        (Era::Stateless, outcome)
+    }
+
+    fn handshake_request(&mut self, method: &str, params: &Value) -> Outcome {
+        match method {
+            "ping" => Ok(Answer::Json(json!({}))),
+            "tools/list" => self.list_tools(params, Era::Handshake),
+            "tools/call" => self.call_tool(params),
+            _ => Err(unknown_method(method)),
+        }
+    }
+
+    /// Echo a supported version, else offer the latest handshake version;
+    /// never an error (the clients decide whether they can use the answer).
+    fn initialize(&mut self, params: &Value) -> Value {
+        let requested = params.get("protocolVersion").and_then(Value::as_str).unwrap_or("");
+        let version =
+            if HANDSHAKE_VERSIONS.contains(&requested) { requested } else { LATEST_HANDSHAKE_VERSION };
+        self.negotiated = Some(version.to_string());
+        json!({
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": false}},
+            "serverInfo": server_info(),
+            "instructions": INSTRUCTIONS,
+            "_meta": {"resmon/server_version": env!("CARGO_PKG_VERSION")},
+        })
+    }
+
+    fn list_tools(&self, params: &Value, era: Era) -> Outcome {
+        // Everything fits one page, so no cursor this server hands out exists.
+        if params.get("cursor").is_some_and(|cursor| !cursor.is_null()) {
+            return Err(rpc_error(
+                INVALID_PARAMS,
+                "Invalid params: unknown cursor (the tool list has one page).",
+            ));
+        }
+        let listing = tools::listing_json(self.read_only);
+        let extra = if era == Era::Stateless {
+            format!(",\"ttlMs\":{CACHE_TTL_MS},\"cacheScope\":\"private\"")
+        } else {
+            String::new()
+        };
+        // The listing is serialised once; wrapping it here avoids rebuilding it.
+        Ok(Answer::Prebuilt(format!("{{\"tools\":{listing}{extra}}}")))
+    }
+
+    fn call_tool(&mut self, params: &Value) -> Outcome {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Err(rpc_error(
+                INVALID_PARAMS,
+                "Invalid params: tools/call needs a tool name in params.name.",
+            ));
+        };
+        let arguments = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
+        let arguments = if arguments.is_null() { json!({}) } else { arguments };
+        let Some(result) = tools::call(&mut self.backend, name, &arguments, self.read_only) else {
+            return Err(rpc_error(INVALID_PARAMS, format!("Invalid params: unknown tool {:?}.", clip(name))));
+        };
+        Ok(Answer::Json(match result {
+            Ok(answer) => json!({
+                "content": [{"type": "text", "text": answer.to_string()}],
+                "structuredContent": answer,
+                "isError": false,
+            }),
+            // Error results carry no structuredContent: some clients validate it
+            // against the outputSchema even when isError is set (issue 2 §5).
+            Err(error) => json!({
+                "content": [{"type": "text", "text": error.to_json().to_string()}],
+                "isError": true,
+            }),
+        }))
+    }
+}
+
+fn check_stateless_meta(meta: Option<&Value>) -> Result<(), RpcError> {
+    let Some(version) = meta.and_then(|meta| meta.get(META_VERSION)) else {
+        return Err(rpc_error(
+            INVALID_PARAMS,
+            format!("Invalid params: params._meta[\"{META_VERSION}\"] is required."),
+        ));
+    };
+    let supported = || {
+        let mut all: Vec<&str> = vec![STATELESS_VERSION];
+        all.extend(HANDSHAKE_VERSIONS.iter().rev());
+        all
+    };
+    if version.as_str() != Some(STATELESS_VERSION) {
+        return Err(RpcError {
+            code: UNSUPPORTED_VERSION,
+            message: format!(
+                "Unsupported protocol version; this server serves {STATELESS_VERSION} per request, and the older versions through initialize."
+            ),
+            data: Some(json!({"supported": supported(), "requested": version})),
+        });
+    }
+    if meta.and_then(|meta| meta.get(META_CAPABILITIES)).is_none() {
+        return Err(rpc_error(
+            INVALID_PARAMS,
+            format!("Invalid params: params._meta[\"{META_CAPABILITIES}\"] is required."),
+        ));
+    }
+    Ok(())
+}
+
+fn discover() -> Value {
+    let mut supported: Vec<&str> = vec![STATELESS_VERSION];
+    supported.extend(HANDSHAKE_VERSIONS.iter().rev());
+    json!({
+        "supportedVersions": supported,
+        "capabilities": {"tools": {"listChanged": false}},
+        "instructions": INSTRUCTIONS,
+        "ttlMs": CACHE_TTL_MS,
+        "cacheScope": "private",
+    })
+}
+
+fn server_info() -> Value {
+    json!({"name": "resmon", "version": CONTRACT_VERSION, "title": "resmon research monitor"})
+}
+
+fn unknown_method(method: &str) -> RpcError {
+    rpc_error(METHOD_NOT_FOUND, format!("Method not found: {:?}.", clip(method)))
+}
+
+fn clip(text: &str) -> String {
+    text.chars().take(80).collect()
+}
+
+fn echo_id(id: Option<&Value>) -> Value {
+    match id {
+        Some(id) if id.is_string() || id.is_i64() || id.is_u64() => id.clone(),
+        _ => Value::Null,
+    }
+}
+
+fn result_line(id: &Value, result: Answer, era: Era) -> String {
+    // Stateless results say they are complete and who answered.
+    let mut stamp = Map::new();
+    if era == Era::Stateless {
+        stamp.insert("resultType".into(), json!("complete"));
+        stamp.insert("_meta".into(), json!({META_SERVER_INFO: server_info()}));
+    }
+    let result = match result {
+        Answer::Prebuilt(object_text) => {
+            if stamp.is_empty() {
+                object_text
+            } else {
+                let stamp_text = Value::Object(stamp).to_string();
+                // Both are JSON objects: join their members.
+                format!("{},{}", &object_text[..object_text.len() - 1], &stamp_text[1..])
+            }
+        }
+        Answer::Json(value) => {
+            let mut object = match value {
+                Value::Object(object) => object,
+                other => Map::from_iter([("value".to_string(), other)]),
+            };
+            for (key, value) in stamp {
+                object.insert(key, value);
+            }
+            Value::Object(object).to_string()
+        }
+    };
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}")
+}
+
+fn error_line(id: &Value, error: RpcError) -> String {
+    let mut body = Map::new();
+    body.insert("code".into(), json!(error.code));
+    body.insert("message".into(), json!(error.message));
+    if let Some(data) = error.data {
+        body.insert("data".into(), data);
+    }
+    json!({"jsonrpc": "2.0", "id": id, "error": body}).to_string()
+}
+
+/// What reading one line produced.
+enum Line {
+    Eof,
+    Complete,
+    /// Longer than `MAX_LINE_BYTES`: the rest was skipped unread.
+    TooLong,
+}
+
+/// Reads up to the next newline into `buf`, keeping at most `MAX_LINE_BYTES`.
+fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Line> {
+    buf.clear();
+    let mut too_long = false;
+    let mut read_any = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if available.is_empty() {
+            return Ok(match (read_any, too_long) {
+                (false, _) => Line::Eof,
+                (true, true) => Line::TooLong,
+                (true, false) => Line::Complete,
+            });
+        }
+        read_any = true;
+        let (chunk, used, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(newline) => (&available[..newline], newline + 1, true),
+            None => (available, available.len(), false),
+        };
+        if !too_long {
+            if buf.len() + chunk.len() > MAX_LINE_BYTES {
+                too_long = true;
+                buf.clear();
+                buf.shrink_to(64 * 1024);
+            } else {
+                buf.extend_from_slice(chunk);
+            }
+        }
+        input.consume(used);
+        if done {
+            return Ok(if too_long { Line::TooLong } else { Line::Complete });
+        }
+    }
+}
+
+/// The stdio loop: read a line, answer it, flush. Returns on EOF. A closed
+/// stdout (the client went away) ends the loop quietly as well.
+pub fn serve(server: &mut Server, input: &mut dyn BufRead, output: &mut dyn Write) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(8 * 1024);
+    loop {
+        let reply = match read_line(input, &mut buf)? {
+            Line::Eof => return Ok(()),
+            Line::Complete => server.handle_line(&buf),
+            Line::TooLong => Some(error_line(
+                &Value::Null,
+                rpc_error(
+                    INVALID_REQUEST,
+                    format!(
+                        "Invalid request: the message is longer than {} MiB and was skipped.",
+                        MAX_LINE_BYTES >> 20
+                    ),
+                ),
+            )),
+        };
+        if buf.capacity() > 256 * 1024 {
+            // A large request once should not keep its buffer for the session.
+            buf = Vec::with_capacity(8 * 1024);
+        }
+        if let Some(reply) = reply {
+            let mut line = redact::scrub(&reply).into_owned();
+            line.push('\n');
+            match output.write_all(line.as_bytes()).and_then(|()| output.flush()) {
+                Ok(()) => (),
+                Err(error) if error.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
+                Err(error) => return Err(error),
+            }
+        }
+    }
+}

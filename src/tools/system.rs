@@ -1,0 +1,103 @@
+//! `health`: is resmon there, which release, and which running instance.
+
+use serde_json::{Map, Value, json};
+
+use super::{Tool, nullable, object};
+use crate::args::Args;
+use crate::backend::{self, Backend, Method};
+use crate::error::ToolResult;
+use crate::identity;
+
+pub const HEALTH: Tool = Tool {
+    name: "health",
+    title: "resmon health",
+    description: "Is resmon running and reachable? Returns its release, schema, scheduler and daemon \
+        state, and identity.runtime_id: pass that as expected_runtime_id to pin later calls to this \
+        same running app.",
+    input_schema: health_input,
+    output_schema: health_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: health,
+};
+
+fn health_input() -> Value {
+    object(
+        json!({"expected_runtime_id": {
+            "type": "string",
+            "description": "runtime_id from an earlier health; instance_mismatch if another process answers."
+        }}),
+        &[],
+    )
+}
+
+pub fn identity_schema() -> Value {
+    object(
+        json!({
+            "contract_version": {"type": "integer"},
+            "runtime_id": {"type": "string", "description": "Random id of the serving process; new after every restart."},
+            "schema_version": nullable("Database schema version, or null when unknown."),
+            "corpus_id": nullable("Always null in contract 1.0."),
+            "build_id": nullable("Always null in contract 1.0."),
+        }),
+        &["contract_version", "runtime_id"],
+    )
+}
+
+fn health_output() -> Value {
+    object(
+        json!({
+            "status": {"type": "string"},
+            "version": nullable("resmon's release label, e.g. 2.3.0."),
+            "schema_version": nullable("Database schema version, or null when resmon does not say."),
+            "scheduler": nullable("Scheduler state as resmon reports it, or null when it does not."),
+            "daemon": nullable("Background daemon state as resmon reports it, or null when it does not."),
+            "identity": identity_schema(),
+            "pid": nullable("Process id of the serving backend."),
+            "started_at": nullable("When the backend started (UTC)."),
+            "embeddings": nullable("Whether the vector extension loaded, and why not if it did not."),
+        }),
+        &["status", "version", "schema_version", "scheduler", "daemon", "identity"],
+    )
+}
+
+fn health(backend: &mut Backend, args: &Args) -> ToolResult {
+    let expected = identity::expected_runtime_id(args.get("expected_runtime_id"))?;
+    let body = checked_health(backend, expected.as_deref())?;
+    let field = |name: &str| body.get(name).cloned().unwrap_or(Value::Null);
+    let schema_version = match body.get("schema_version") {
+        Some(value) => value.clone(),
+        None => body.pointer("/identity/schema_version").cloned().unwrap_or(Value::Null),
+    };
+    let mut answer = Map::new();
+    answer.insert("status".into(), field("status"));
+    answer.insert("version".into(), field("version"));
+    answer.insert("schema_version".into(), schema_version);
+    answer.insert("scheduler".into(), field("scheduler"));
+    answer.insert("daemon".into(), field("daemon"));
+    answer.insert("identity".into(), field("identity"));
+    answer.insert("pid".into(), field("pid"));
+    answer.insert("started_at".into(), field("started_at"));
+    answer.insert("embeddings".into(), field("embeddings"));
+    Ok(Value::Object(answer))
+}
+
+/// GET /api/health, with the expectation when there is one, its identity
+/// checked. Also get_execution's preflight (contract 1.0 "Instance identity").
+pub fn checked_health(backend: &mut Backend, expected: Option<&str>) -> ToolResult {
+    let query: Vec<(&str, String)> =
+        expected.map(|id| ("expected_runtime_id", id.to_string())).into_iter().collect();
+    let reply = backend.send(Method::Get, "/api/health", &query, None)?;
+    if reply.status == 409
+        && let Some(mismatch) = reply.json().ok().as_ref().and_then(identity::backend_mismatch)
+    {
+        return Err(mismatch);
+    }
+    backend::success(&reply)?;
+    let body = reply.json_object()?;
+    // Unbound calls are checked too: the answer promises a well-formed identity.
+    identity::check_reply(&body, expected)?;
+    Ok(body)
+}
