@@ -408,3 +408,73 @@ pub fn status_error(reply: &Reply) -> ToolError {
 fn is_json(reply: &Reply) -> bool {
     reply.header("content-type").is_none_or(|content_type| content_type.contains("json"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(status: u16, content_type: &str, body: &str) -> Reply {
+        Reply {
+            status,
+            headers: vec![("content-type".into(), content_type.into())],
+            bytes: body.as_bytes().to_vec(),
+            route: "GET /api/routines/7".into(),
+        }
+    }
+
+    #[test]
+    fn statuses_map_to_the_contract_codes() {
+        let cases = [
+            (404, Code::NotFound),
+            (400, Code::InvalidArgument),
+            (422, Code::InvalidArgument),
+            (409, Code::Conflict),
+            (429, Code::Conflict),
+            (500, Code::UpstreamError),
+            (503, Code::UpstreamError),
+            (302, Code::UpstreamError),
+            (403, Code::InternalError),
+            (405, Code::InternalError),
+            (418, Code::InternalError),
+        ];
+        for (status, code) in cases {
+            let error =
+                status_error(&reply(status, "application/json", r#"{"detail": "Routine not found"}"#));
+            assert_eq!(error.code, code, "{status}");
+            assert_eq!(error.message, "Routine not found");
+            assert_eq!(error.detail["status"], json!(status));
+        }
+    }
+
+    #[test]
+    fn messages_are_resmons_sentence_or_a_fixed_one_never_the_body() {
+        let html = status_error(&reply(500, "text/html", "<html>Traceback (most recent call last)</html>"));
+        assert_eq!(html.code, Code::UpstreamError);
+        assert!(!html.message.contains("Traceback") && !html.to_json().to_string().contains("html"));
+        let plain = status_error(&reply(500, "text/plain", "Internal Server Error"));
+        assert!(!plain.to_json().to_string().contains("Internal Server Error"));
+        let validation = status_error(&reply(
+            422,
+            "application/json",
+            r#"{"detail": [{"type": "int_parsing", "loc": ["path", "routine_id"], "msg": "Input should be a valid integer", "input": "abc"}]}"#,
+        ));
+        assert_eq!(validation.code, Code::InvalidArgument);
+        assert_eq!(validation.detail["problems"][0]["loc"], json!(["path", "routine_id"]));
+        let guard = status_error(&reply(
+            403,
+            "application/json",
+            r#"{"detail": {"reason": "host_refused", "message": "resmon answers only requests addressed to 127.0.0.1."}}"#,
+        ));
+        assert_eq!(guard.detail["reason"], "host_refused");
+        assert!(!guard.message.is_empty());
+    }
+
+    #[test]
+    fn a_non_json_body_is_an_upstream_error_that_does_not_repeat_it() {
+        let error = reply(200, "application/json", "<html>oops</html>").json().unwrap_err();
+        assert_eq!(error.code, Code::UpstreamError);
+        assert!(!error.message.contains("oops"));
+        let array = reply(200, "application/json", "[1,2]").json_object().unwrap_err();
+        assert_eq!(array.code, Code::UpstreamError);
+    }
+}

@@ -14,4 +14,5 @@ pub mod error;
 pub mod identity;
 pub mod protocol;
 pub mod redact;
+pub mod settings_policy;
 pub mod tools;

@@ -74,6 +74,9 @@ fn parse_args() -> Result<Command, lexopt::Error> {
 }
 
 fn main() -> ExitCode {
+    // One scrubbed line instead of Rust's default panic report: never a
+    // stack trace, never a secret (issue 2 §5).
+    std::panic::set_hook(Box::new(|info| redact::log(&format!("internal error: {info}"))));
     let command = match parse_args() {
         Ok(command) => command,
         Err(error) => {

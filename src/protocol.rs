@@ -403,6 +403,19 @@ fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Line> {
     }
 }
 
+/// `handle_line`, with a panic turned into an internal error so that one bad
+/// message can never end the session. (The panic hook set in main has
+/// already written one scrubbed line to stderr.)
+fn handle_guarded(server: &mut Server, line: &[u8]) -> Option<String> {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| server.handle_line(line)));
+    outcome.unwrap_or_else(|_| {
+        Some(error_line(
+            &Value::Null,
+            rpc_error(-32603, "Internal error: this request could not be handled."),
+        ))
+    })
+}
+
 /// The stdio loop: read a line, answer it, flush. Returns on EOF. A closed
 /// stdout (the client went away) ends the loop quietly as well.
 pub fn serve(server: &mut Server, input: &mut dyn BufRead, output: &mut dyn Write) -> io::Result<()> {
@@ -410,7 +423,7 @@ pub fn serve(server: &mut Server, input: &mut dyn BufRead, output: &mut dyn Writ
     loop {
         let reply = match read_line(input, &mut buf)? {
             Line::Eof => return Ok(()),
-            Line::Complete => server.handle_line(&buf),
+            Line::Complete => handle_guarded(server, &buf),
             Line::TooLong => Some(error_line(
                 &Value::Null,
                 rpc_error(

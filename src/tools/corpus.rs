@@ -1,0 +1,402 @@
+//! The corpus reads: search, nearest neighbours, why a paper matched, and
+//! what happened to a paper after resmon stored it.
+
+use serde_json::{Map, Value, json};
+
+use super::{Tool, nullable, object, paper_schema};
+use crate::args::Args;
+use crate::backend::{self, Backend, Method};
+use crate::error::{ToolError, ToolResult};
+
+/// Page size when the caller names none (contract 1.0 "Safety": small pages).
+const DEFAULT_LIMIT: i64 = 25;
+/// Largest search page; resmon itself would accept 200, but a page that big
+/// defeats the token budget the contract sets.
+const SEARCH_MAX: i64 = 100;
+/// resmon clamps `k` to 1..50 (NOTES "Parameter-name and clamp mismatches").
+const SIMILAR_MAX: i64 = 50;
+/// Names kept per paper before "et al." (the Vancouver convention). A
+/// collaboration paper can name thousands of people, which would blow the
+/// 6 KB page budget of clarification 14 on its own.
+const AUTHORS_KEPT: usize = 6;
+
+pub const SEARCH_CORPUS: Tool = Tool {
+    name: "search_corpus",
+    title: "Search the corpus",
+    description: "Search papers resmon has stored. keyword (default) filters by words, newest first; \
+        semantic ranks by meaning. `mode` says what was served. Page on by passing next_cursor back as \
+        cursor; offset is refused.",
+    input_schema: search_input,
+    output_schema: search_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: search_corpus,
+};
+
+pub const FIND_SIMILAR: Tool = Tool {
+    name: "find_similar",
+    title: "Find similar papers",
+    description: "Stored papers nearest in meaning to one paper, closest first, with distances. \
+        An empty list comes with `reason` (not embedded, nothing else embedded, or no vector support).",
+    input_schema: similar_input,
+    output_schema: similar_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: find_similar,
+};
+
+pub const EXPLAIN_MATCH: Tool = Tool {
+    name: "explain_match",
+    title: "Why did this paper match?",
+    description: "Which keywords appear in a stored paper and in which field, resmon's verdict, and \
+        what_resmon_cannot_see. Relay those caveats: a paper matching no keyword is normal for \
+        relevance-ranked sources.",
+    input_schema: doc_input,
+    output_schema: why_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: explain_match,
+};
+
+pub const GET_PAPER_LIFECYCLE: Tool = Tool {
+    name: "get_paper_lifecycle",
+    title: "Paper lifecycle",
+    description: "Retractions, preprint-to-published links and new versions recorded for a stored \
+        paper, each with its notice link. No events with checked_at null means never checked, \
+        not nothing happened.",
+    input_schema: doc_input,
+    output_schema: lifecycle_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: get_paper_lifecycle,
+};
+
+fn search_input() -> Value {
+    object(
+        json!({
+            "query": {"type": "string"},
+            "mode": {"type": "string", "enum": ["keyword", "semantic"]},
+            "sources": {"type": "array", "items": {"type": "string"}, "description": "Slugs from list_sources."},
+            "date_from": {"type": "string", "description": "YYYY-MM-DD"},
+            "date_to": {"type": "string", "description": "YYYY-MM-DD"},
+            "limit": {"type": "integer", "minimum": 1, "description": "Default 25, max 100."},
+            "cursor": {"type": "string", "description": "A previous next_cursor."},
+            // Declared so that the handler, not the generic unknown-argument
+            // sentence, answers it with the way to page (contract 1.0 "Read").
+            "offset": {"type": "integer", "description": "Not supported: use cursor."},
+        }),
+        &["query"],
+    )
+}
+
+fn search_output() -> Value {
+    let mut paper = paper_schema();
+    paper["properties"]["distance"] =
+        nullable("Semantic mode only: distance from the query, smaller is closer; null if unranked.");
+    object(
+        json!({
+            "papers": {"type": "array", "items": paper},
+            "next_cursor": nullable("Pass back as cursor for the next page; null on the last page."),
+            "has_more": {"type": "boolean"},
+            "total": {"type": "integer", "description": "Matches in all pages."},
+            "total_is_capped": {"type": "boolean", "description": "True when total is resmon's counting cap."},
+            "mode": {"type": "string", "description": "The mode actually served: keyword or semantic."},
+            "mode_unavailable": nullable("Why semantic was asked for but keyword was served; else null."),
+            "ranked_count": nullable("Semantic: papers ranked by distance; null in keyword mode."),
+            "unranked_count": nullable("Semantic: papers without a vector, appended unordered; else null."),
+            "model": nullable("Semantic: the embedding model; null in keyword mode."),
+        }),
+        &[
+            "papers",
+            "next_cursor",
+            "has_more",
+            "total",
+            "total_is_capped",
+            "mode",
+            "mode_unavailable",
+            "ranked_count",
+            "unranked_count",
+            "model",
+        ],
+    )
+}
+
+fn similar_input() -> Value {
+    object(
+        json!({
+            "doc_id": {"type": "integer", "minimum": 1},
+            "limit": {"type": "integer", "minimum": 1, "description": "Default 25, max 50."},
+        }),
+        &["doc_id"],
+    )
+}
+
+fn similar_output() -> Value {
+    let mut paper = paper_schema();
+    paper["properties"]["distance"] = nullable("Distance from the paper; smaller is closer.");
+    object(
+        json!({
+            "document_id": nullable("The paper asked about."),
+            "papers": {"type": "array", "items": paper},
+            "model": nullable("Embedding model the distances come from; null when nothing is embedded."),
+            "reason": nullable("Why the list is empty; null when it is not."),
+        }),
+        &["document_id", "papers", "model", "reason"],
+    )
+}
+
+fn doc_input() -> Value {
+    object(json!({"doc_id": {"type": "integer", "minimum": 1}}), &["doc_id"])
+}
+
+fn why_output() -> Value {
+    object(
+        json!({
+            "document": {"type": "object"},
+            "source": {"type": "object", "description": "The source, and how it combines keywords."},
+            "runs": {"type": "array", "items": {"type": "object"}, "description": "Runs that found the paper."},
+            "keywords": {"type": "array", "items": {"type": "object"}, "description": "Per keyword: matched, fields, where."},
+            "matched_count": {"type": "integer"},
+            "keyword_count": {"type": "integer"},
+            "verdict": {"type": "string"},
+            "headline": {"type": "string"},
+            "what_resmon_cannot_see": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Limits of this check; repeat them to the person."
+            },
+            "fields_checked": {"type": "array", "items": {"type": "string"}},
+        }),
+        &[],
+    )
+}
+
+fn lifecycle_output() -> Value {
+    object(
+        json!({
+            "document_id": {"type": "integer"},
+            "events": {
+                "type": "array",
+                "items": {"type": "object", "description": "kind, severity, label, notice_url, notice_date, detail, provider."},
+            },
+            "checked_at": nullable("Last check; null means never checked, so no events proves nothing."),
+            "check_status": nullable("ok, no_identifier or error; null when never checked."),
+        }),
+        &[],
+    )
+}
+
+fn search_corpus(backend: &mut Backend, args: &Args) -> ToolResult {
+    if args.get("offset").is_some() {
+        return Err(ToolError::invalid_argument(
+            "offset",
+            "search_corpus pages with a cursor, not an offset: pass the previous answer's \
+             next_cursor back as `cursor` to get the next page.",
+        ));
+    }
+    let semantic = args.str("mode") == Some("semantic");
+    let body = search_body(args, semantic);
+    let reply = backend.request_json(Method::Post, "/api/explorer/search", &[], Some(&body))?;
+    shape_search(&reply, semantic)
+}
+
+/// The explorer body: only what the caller gave, and never `include`
+/// (contract 1.0 "Read": the tool asks for the page without those keys).
+fn search_body(args: &Args, semantic: bool) -> Value {
+    let mut body = Map::new();
+    body.insert("query".into(), json!(args.str("query").unwrap_or_default()));
+    body.insert("limit".into(), json!(args.limit("limit", DEFAULT_LIMIT, SEARCH_MAX)));
+    body.insert("sort".into(), json!(if semantic { "similarity" } else { "newest" }));
+    if let Some(cursor) = args.str("cursor") {
+        body.insert("cursor".into(), json!(cursor));
+    }
+    if let Some(sources) = args.get("sources").filter(|value| value.as_array().is_some_and(|a| !a.is_empty()))
+    {
+        body.insert("sources".into(), sources.clone());
+    }
+    for name in ["date_from", "date_to"] {
+        if let Some(value) = args.str(name) {
+            body.insert(name.into(), json!(value));
+        }
+    }
+    Value::Object(body)
+}
+
+/// The mode is read from the sort resmon says it served, never from the
+/// request: a declined ranking must not be reported as one (contract 1.0
+/// "Search modes").
+fn shape_search(reply: &Value, asked_semantic: bool) -> ToolResult {
+    const ROUTE: &str = "POST /api/explorer/search";
+    let rows = reply.get("results").and_then(Value::as_array);
+    let total = reply.get("total").and_then(Value::as_i64);
+    let (Some(rows), Some(total)) = (rows, total) else {
+        return Err(backend::unexpected_shape(ROUTE, "an object with `results` and `total`"));
+    };
+    let served_semantic = reply.get("sort").and_then(Value::as_str) == Some("similarity");
+    let papers: Vec<Value> = rows.iter().map(|row| paper(row, served_semantic)).collect();
+    let next_cursor = reply.get("next_cursor").filter(|cursor| cursor.is_string()).cloned();
+    let has_more = reply.get("has_more").and_then(Value::as_bool).unwrap_or(next_cursor.is_some());
+    let semantic_field = |name: &str| if served_semantic { field(reply, name) } else { Value::Null };
+    Ok(json!({
+        "papers": papers,
+        "next_cursor": next_cursor,
+        "has_more": has_more,
+        "total": total,
+        "total_is_capped": reply.get("total_is_capped").and_then(Value::as_bool).unwrap_or(false),
+        "mode": if served_semantic { "semantic" } else { "keyword" },
+        "mode_unavailable": mode_unavailable(reply, asked_semantic && !served_semantic),
+        "ranked_count": semantic_field("ranked_count"),
+        "unranked_count": semantic_field("unranked_count"),
+        "model": semantic_field("model"),
+    }))
+}
+
+fn mode_unavailable(reply: &Value, declined: bool) -> Value {
+    if !declined {
+        return Value::Null;
+    }
+    match reply.get("similarity_unavailable").and_then(Value::as_str).filter(|s| !s.trim().is_empty()) {
+        Some(sentence) => json!(sentence),
+        None => json!(
+            "resmon answered newest-first instead of ranking by meaning and did not say why; \
+             treat this page as a keyword search."
+        ),
+    }
+}
+
+fn find_similar(backend: &mut Backend, args: &Args) -> ToolResult {
+    let doc_id = args.required_int("doc_id")?;
+    let k = args.limit("limit", DEFAULT_LIMIT, SIMILAR_MAX);
+    let path = format!("/api/documents/{doc_id}/similar");
+    let reply = backend.get_object(&path, &[("k", k.to_string())])?;
+    shape_similar(&reply, &format!("GET {path}"))
+}
+
+/// An empty list always carries a reason (contract 1.0 "Search modes"):
+/// resmon's own sentence, or ours saying it gave none.
+fn shape_similar(reply: &Value, route: &str) -> ToolResult {
+    let Some(rows) = reply.get("neighbours").and_then(Value::as_array) else {
+        return Err(backend::unexpected_shape(route, "an object with `neighbours`"));
+    };
+    let papers: Vec<Value> = rows.iter().map(|row| paper(row, true)).collect();
+    let given = reply.get("reason").filter(|reason| reason.as_str().is_some_and(|s| !s.trim().is_empty()));
+    let reason = match (given, papers.is_empty()) {
+        (Some(reason), _) => reason.clone(),
+        (None, true) => json!(
+            "resmon returned no similar papers and gave no reason, so this is not evidence \
+             that nothing similar is stored."
+        ),
+        (None, false) => Value::Null,
+    };
+    Ok(json!({
+        "document_id": field(reply, "document_id"),
+        "papers": papers,
+        "model": field(reply, "model"),
+        "reason": reason,
+    }))
+}
+
+/// Passed through whole (clarification 9): the caveats are the point.
+fn explain_match(backend: &mut Backend, args: &Args) -> ToolResult {
+    let doc_id = args.required_int("doc_id")?;
+    backend.get_object(&format!("/api/documents/{doc_id}/why"), &[])
+}
+
+fn get_paper_lifecycle(backend: &mut Backend, args: &Args) -> ToolResult {
+    let doc_id = args.required_int("doc_id")?;
+    backend.get_object(&format!("/api/documents/{doc_id}/lifecycle"), &[])
+}
+
+fn field(body: &Value, name: &str) -> Value {
+    body.get(name).cloned().unwrap_or(Value::Null)
+}
+
+/// A stored document row as the compact paper of contract 1.0 "Read".
+fn paper(row: &Value, with_distance: bool) -> Value {
+    let text = |name: &str| row.get(name).filter(|value| value.is_string()).cloned().unwrap_or(Value::Null);
+    let mut paper = json!({
+        "id": field(row, "id"),
+        "title": row.get("title").and_then(Value::as_str).unwrap_or_default(),
+        "authors": authors(row.get("authors").and_then(Value::as_str).unwrap_or_default()),
+        "date": text("publication_date"),
+        "source": row.get("source_repository").and_then(Value::as_str).unwrap_or_default(),
+        "doi": text("doi"),
+        "url": text("url"),
+    });
+    if with_distance {
+        paper["distance"] = field(row, "distance");
+    }
+    paper
+}
+
+/// resmon stores authors as one comma-joined string (NOTES "JSON inside
+/// strings"); callers get a list, shortened past `AUTHORS_KEPT`.
+fn authors(joined: &str) -> Vec<String> {
+    let names: Vec<&str> = joined.split(',').map(str::trim).filter(|name| !name.is_empty()).collect();
+    let mut kept: Vec<String> = names.iter().take(AUTHORS_KEPT).map(|name| name.to_string()).collect();
+    if names.len() > AUTHORS_KEPT {
+        kept.push("et al.".to_string());
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn authors_split_trim_and_shorten() {
+        assert_eq!(authors(" Ada Lovelace ,Alan Turing"), ["Ada Lovelace", "Alan Turing"]);
+        assert!(authors("").is_empty());
+        assert!(authors(" , ").is_empty());
+        let many = (1..=9).map(|n| format!("Author {n}")).collect::<Vec<_>>().join(", ");
+        let shortened = authors(&many);
+        assert_eq!(shortened.len(), AUTHORS_KEPT + 1);
+        assert_eq!(shortened[5], "Author 6");
+        assert_eq!(shortened[6], "et al.");
+        let exactly = (1..=AUTHORS_KEPT).map(|n| format!("A{n}")).collect::<Vec<_>>().join(",");
+        assert_eq!(authors(&exactly).len(), AUTHORS_KEPT);
+    }
+
+    #[test]
+    fn paper_projection_renames_and_drops() {
+        let row = json!({"id": 7, "source_repository": "arxiv", "title": "T", "authors": null,
+            "publication_date": null, "doi": null, "url": "u", "abstract": "long", "distance": 0.5});
+        assert_eq!(
+            paper(&row, false),
+            json!({"id": 7, "title": "T", "authors": [], "date": null, "source": "arxiv", "doi": null, "url": "u"})
+        );
+        assert_eq!(paper(&row, true)["distance"], json!(0.5));
+        assert_eq!(paper(&json!({"id": 8}), true)["distance"], Value::Null);
+    }
+
+    #[test]
+    fn a_declined_ranking_is_reported_as_keyword() {
+        let reply = json!({"results": [], "next_cursor": null, "has_more": false, "total": 0,
+            "total_is_capped": false, "sort": "newest", "similarity_unavailable": "No model."});
+        let answer = shape_search(&reply, true).unwrap();
+        assert_eq!(answer["mode"], "keyword");
+        assert_eq!(answer["mode_unavailable"], "No model.");
+        assert_eq!(answer["model"], Value::Null);
+        let silent = json!({"results": [], "total": 0, "sort": "newest"});
+        assert!(shape_search(&silent, true).unwrap()["mode_unavailable"].is_string());
+        assert_eq!(shape_search(&silent, false).unwrap()["mode_unavailable"], Value::Null);
+    }
+
+    #[test]
+    fn an_empty_neighbour_list_always_has_a_reason() {
+        let bare = json!({"document_id": 1, "model": null, "neighbours": [], "reason": null});
+        assert!(shape_similar(&bare, "r").unwrap()["reason"].is_string());
+        let given = json!({"document_id": 1, "model": "m", "neighbours": [], "reason": "Not embedded."});
+        assert_eq!(shape_similar(&given, "r").unwrap()["reason"], "Not embedded.");
+        assert!(shape_similar(&json!({}), "r").is_err());
+    }
+}

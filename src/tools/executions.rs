@@ -1,0 +1,546 @@
+//! Runs: `list_executions`, `get_execution` (with the optional instance pin),
+//! `get_execution_results` and `get_search_record`.
+
+use serde_json::{Map, Value, json};
+
+use super::routines::parse_json_text;
+use super::system::{checked_health, identity_schema};
+use super::{Tool, nullable, object, paper_schema};
+use crate::args::Args;
+use crate::backend::{self, Backend, Method};
+use crate::error::ToolResult;
+use crate::identity;
+
+/// GET /api/executions serves at most 500 rows a request (routes.json).
+const BACKEND_PAGE: usize = 500;
+/// A filtered listing reads at most this many backend pages (10,000 runs)
+/// before it stops and says so, so one call can never walk an unbounded history.
+const MAX_BACKEND_PAGES: usize = 20;
+/// get_execution keeps this many of the newest progress events: the whole log
+/// can run to thousands of entries (shapes.md#execution-row) and the latest
+/// few are what tell a caller where a run stands.
+const RECENT_PROGRESS_EVENTS: usize = 3;
+
+const STATUSES: [&str; 5] = ["running", "completed", "failed", "cancelled", "interrupted"];
+
+pub const LIST_EXECUTIONS: Tool = Tool {
+    name: "list_executions",
+    title: "List runs",
+    description: "Runs, newest first: type, routine_id, status, start, finish, result_count. Filter by \
+        routine_id or status. interrupted means resmon stopped mid-run (e.g. closed), not a failed search.",
+    input_schema: list_input,
+    output_schema: list_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: list_executions,
+};
+
+pub const GET_EXECUTION: Tool = Tool {
+    name: "get_execution",
+    title: "Get a run",
+    description: "One run in full: status, parameters, per-source coverage and zero-reasons, timings, \
+        interruption fields, identity. Poll it after starting a run. expected_runtime_id (from health) \
+        refuses another resmon's answer.",
+    input_schema: get_input,
+    output_schema: get_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: get_execution,
+};
+
+pub const GET_EXECUTION_RESULTS: Tool = Tool {
+    name: "get_execution_results",
+    title: "Papers a run found",
+    description: "The papers one run found, paged. Each id is the corpus doc_id that explain_match, \
+        find_similar and get_paper_lifecycle take.",
+    input_schema: results_input,
+    output_schema: results_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: get_execution_results,
+};
+
+pub const GET_SEARCH_RECORD: Tool = Tool {
+    name: "get_search_record",
+    title: "Search record of a run",
+    description: "A run's reproducible PRISMA-style record: search.queries_as_sent is what each source's \
+        requests carried (null for old runs), search.query_as_sent the terms as typed; plus per-source \
+        outcomes and dedup counts.",
+    input_schema: exec_input,
+    output_schema: record_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: get_search_record,
+};
+
+fn limit_property() -> Value {
+    json!({"type": "integer", "minimum": 1, "description": "Default 25, max 100."})
+}
+
+fn offset_property() -> Value {
+    json!({"type": "integer", "minimum": 0, "description": "Default 0."})
+}
+
+fn list_input() -> Value {
+    object(
+        json!({
+            "routine_id": {"type": "integer"},
+            "status": {"type": "string", "enum": STATUSES},
+            "limit": limit_property(),
+            "offset": offset_property(),
+        }),
+        &[],
+    )
+}
+
+fn exec_input() -> Value {
+    object(json!({"exec_id": {"type": "integer"}}), &["exec_id"])
+}
+
+fn get_input() -> Value {
+    object(
+        json!({
+            "exec_id": {"type": "integer"},
+            "expected_runtime_id": {"type": "string", "description": "runtime_id from health; pins this call."},
+        }),
+        &["exec_id"],
+    )
+}
+
+fn results_input() -> Value {
+    object(
+        json!({"exec_id": {"type": "integer"}, "limit": limit_property(), "offset": offset_property()}),
+        &["exec_id"],
+    )
+}
+
+fn list_output() -> Value {
+    let row = object(
+        json!({
+            "id": {"type": "integer"},
+            "type": nullable("deep_dive, deep_sweep or automated_sweep."),
+            "routine_id": nullable("The routine that ran, or null for a one-off search."),
+            "status": {"type": "string", "description": "running, completed, failed, cancelled or interrupted."},
+            "started": nullable("Start time (UTC)."),
+            "finished": nullable("End time (UTC), or null while running."),
+            "result_count": nullable("Papers the run returned."),
+            "interrupted_reason": nullable("owner_dead, daemon_restart or unknown; null if never interrupted or not recorded."),
+            "restarted_from": nullable("The run this one restarted, or null."),
+        }),
+        &[
+            "id",
+            "type",
+            "routine_id",
+            "status",
+            "started",
+            "finished",
+            "result_count",
+            "interrupted_reason",
+            "restarted_from",
+        ],
+    );
+    object(
+        json!({
+            "executions": {"type": "array", "items": row},
+            "offset": {"type": "integer"},
+            "limit": {"type": "integer"},
+            "has_more": {"type": "boolean"},
+            "total": nullable("Runs matching the filters, when known; null when this page does not tell."),
+            "scan_limit_reached": {"type": "boolean", "description": "True when the filter stopped after reading 10,000 runs; older runs were not checked."},
+            "note": nullable("Says what was not checked when scan_limit_reached."),
+        }),
+        &["executions", "offset", "limit", "has_more", "total", "scan_limit_reached", "note"],
+    )
+}
+
+fn get_output() -> Value {
+    object(
+        json!({
+            "id": {"type": "integer"},
+            "status": {"type": "string", "description": "running, completed, failed, cancelled or interrupted (not a failure)."},
+            "parameters": nullable("The search as run, decoded; default_starts says which start date resmon gave a source."),
+            "coverage": nullable("Per-source answers, non-answers and answers in part, with zero-reasons."),
+            "interrupted_reason": nullable("owner_dead, daemon_restart or unknown; null if never interrupted or not recorded."),
+            "owner_pid": nullable("Process that ran it."),
+            "owner_runtime_id": nullable("runtime_id of the process that ran it."),
+            "last_seen_at_utc": nullable("When that process last reported in."),
+            "restarted_from": nullable("The run this one restarted, or null."),
+            "restarted_into": nullable("Runs that restarted this one."),
+            "progress_event_count": nullable("How many progress events the run logged (null if unreadable)."),
+            "recent_progress_events": {"type": "array", "items": {"type": "object"}, "description": "The last 3 progress events; the full log is not returned."},
+            "identity": identity_property(),
+        }),
+        &[
+            "id",
+            "status",
+            "parameters",
+            "coverage",
+            "interrupted_reason",
+            "owner_pid",
+            "owner_runtime_id",
+            "last_seen_at_utc",
+            "restarted_from",
+            "restarted_into",
+            "progress_event_count",
+            "recent_progress_events",
+            "identity",
+        ],
+    )
+}
+
+/// Null only on an unpinned call to a resmon that reported no usable
+/// identity; when present it has health's shape.
+fn identity_property() -> Value {
+    let mut schema =
+        nullable("The answering resmon's identity (as in health), or null when it reported none.");
+    schema["properties"] = identity_schema()["properties"].clone();
+    schema
+}
+
+fn results_output() -> Value {
+    object(
+        json!({
+            "exec_id": {"type": "integer"},
+            "papers": {"type": "array", "items": paper_schema()},
+            "total": {"type": "integer", "description": "Papers the whole run found."},
+            "offset": {"type": "integer"},
+            "limit": {"type": "integer"},
+            "has_more": {"type": "boolean"},
+        }),
+        &["exec_id", "papers", "total", "offset", "limit", "has_more"],
+    )
+}
+
+fn record_output() -> Value {
+    let search = object(
+        json!({
+            "query_as_sent": nullable("The terms as typed (for a keyword run, joined into one string no source received)."),
+            "queries_as_sent": nullable("Per source: source, name, sent (queries its requests carried), omitted, note; null for runs before resmon kept it."),
+        }),
+        &["query_as_sent", "queries_as_sent"],
+    );
+    object(
+        json!({
+            "record_type": {"type": "string"},
+            "search": search,
+            "coverage": {"type": "object"},
+            "sources": {"type": "array", "items": {"type": "object"}},
+            "identification": {"type": "object"},
+            "deduplication": {"type": "object"},
+            "caveats": {"type": "array", "items": {"type": "string"}},
+        }),
+        &["search"],
+    )
+}
+
+fn list_executions(backend: &mut Backend, args: &Args) -> ToolResult {
+    let limit = args.limit("limit", 25, 100) as usize;
+    let offset = args.int("offset").unwrap_or(0).max(0) as usize;
+    let routine_id = args.int("routine_id");
+    let status = args.str("status");
+    let page = if routine_id.is_none() && status.is_none() {
+        unfiltered_page(backend, offset, limit)?
+    } else {
+        let keep = |row: &Value| {
+            routine_id.is_none_or(|id| row.get("routine_id").and_then(Value::as_i64) == Some(id))
+                && status.is_none_or(|status| row.get("status").and_then(Value::as_str) == Some(status))
+        };
+        filtered_page(backend, offset, limit, &keep)?
+    };
+    let note = page.scan_limit_reached.then(|| {
+        format!(
+            "Only the newest {} runs were checked against the filters; older runs may match too.",
+            MAX_BACKEND_PAGES * BACKEND_PAGE
+        )
+    });
+    Ok(json!({
+        "executions": page.rows.iter().map(execution_row).collect::<Vec<_>>(),
+        "offset": offset,
+        "limit": limit,
+        "has_more": page.has_more,
+        "total": page.total,
+        "scan_limit_reached": page.scan_limit_reached,
+        "note": note,
+    }))
+}
+
+struct Page {
+    rows: Vec<Value>,
+    has_more: bool,
+    total: Option<usize>,
+    scan_limit_reached: bool,
+}
+
+/// Without filters resmon's own paging is the answer's paging: one request,
+/// one row more than asked for to learn whether another page exists.
+fn unfiltered_page(
+    backend: &mut Backend,
+    offset: usize,
+    limit: usize,
+) -> Result<Page, crate::error::ToolError> {
+    let mut rows = fetch_runs(backend, offset, limit + 1)?;
+    let has_more = rows.len() > limit;
+    rows.truncate(limit);
+    // The end was reached; an empty page past it says nothing about the total.
+    let total = (!has_more && (offset == 0 || !rows.is_empty())).then(|| offset + rows.len());
+    Ok(Page { rows, has_more, total, scan_limit_reached: false })
+}
+
+/// resmon cannot filter runs by routine or status (NOTES.md "Traps"), so
+/// whole pages are read from the newest and filtered here until the requested
+/// page and one row beyond it are known, resmon runs out, or the bound is hit.
+fn filtered_page(
+    backend: &mut Backend,
+    offset: usize,
+    limit: usize,
+    keep: &dyn Fn(&Value) -> bool,
+) -> Result<Page, crate::error::ToolError> {
+    let wanted = offset + limit + 1;
+    let mut matched = Vec::new();
+    let mut exhausted = false;
+    for page in 0..MAX_BACKEND_PAGES {
+        let rows = fetch_runs(backend, page * BACKEND_PAGE, BACKEND_PAGE)?;
+        let last_page = rows.len() < BACKEND_PAGE;
+        matched.extend(rows.into_iter().filter(|row| keep(row)));
+        if last_page {
+            exhausted = true;
+            break;
+        }
+        if matched.len() >= wanted {
+            break;
+        }
+    }
+    let scan_limit_reached = !exhausted && matched.len() < wanted;
+    let total = exhausted.then_some(matched.len());
+    let has_more = matched.len() > offset + limit || scan_limit_reached;
+    let rows = matched.into_iter().skip(offset).take(limit).collect();
+    Ok(Page { rows, has_more, total, scan_limit_reached })
+}
+
+fn fetch_runs(
+    backend: &mut Backend,
+    offset: usize,
+    limit: usize,
+) -> Result<Vec<Value>, crate::error::ToolError> {
+    let query = [("limit", limit.to_string()), ("offset", offset.to_string())];
+    match backend.request_json(Method::Get, "/api/executions", &query, None)? {
+        Value::Array(rows) => Ok(rows),
+        _ => Err(backend::unexpected_shape("GET /api/executions", "an array")),
+    }
+}
+
+/// The fixed key set of contract 1.0 "Execution status": every key always
+/// present, so an absent interruption field cannot be mistaken for "none".
+fn execution_row(row: &Value) -> Value {
+    let field = |name: &str| row.get(name).cloned().unwrap_or(Value::Null);
+    json!({
+        "id": field("id"),
+        "type": field("execution_type"),
+        "routine_id": field("routine_id"),
+        "status": field("status"),
+        "started": field("start_time"),
+        "finished": field("end_time"),
+        "result_count": field("result_count"),
+        "interrupted_reason": field("interrupted_reason"),
+        "restarted_from": field("restarted_from"),
+    })
+}
+
+fn get_execution(backend: &mut Backend, args: &Args) -> ToolResult {
+    // contract 1.0 "Instance identity": the expectation is checked before any
+    // request, then health must match it before the execution is asked for.
+    let expected = identity::expected_runtime_id(args.get("expected_runtime_id"))?;
+    let exec_id = args.required_int("exec_id")?;
+    if let Some(expected) = expected.as_deref() {
+        checked_health(backend, Some(expected))?;
+    }
+    let query: Vec<(&str, String)> = expected.iter().map(|id| ("expected_runtime_id", id.clone())).collect();
+    let reply = backend.send(Method::Get, &format!("/api/executions/{exec_id}"), &query, None)?;
+    if expected.is_some()
+        && reply.status == 409
+        && let Some(mismatch) = reply.json().ok().as_ref().and_then(identity::backend_mismatch)
+    {
+        return Err(mismatch);
+    }
+    backend::success(&reply)?;
+    let body = reply.json_object()?;
+    // A pinned call discards the whole row unless the reply proves it came
+    // from the expected process; an unpinned one shows identity only when
+    // resmon gave a well-formed one, never an invented one.
+    let identity = match expected.as_deref() {
+        Some(expected) => {
+            identity::check_reply(&body, Some(expected))?;
+            body["identity"].clone()
+        }
+        None if identity::check_reply(&body, None).is_ok() => body["identity"].clone(),
+        None => Value::Null,
+    };
+    Ok(execution_detail(body, identity))
+}
+
+/// The row whole, with `parameters` decoded and the progress log reduced to
+/// its count and newest entries.
+fn execution_detail(body: Value, identity: Value) -> Value {
+    let Value::Object(row) = body else { return Value::Null };
+    let mut out = Map::new();
+    for (key, value) in row {
+        match key.as_str() {
+            "parameters" => {
+                out.insert(key, parse_json_text(Some(&value)));
+            }
+            "progress_events" => {
+                let (count, recent) = progress_summary(&value);
+                out.insert("progress_event_count".into(), count);
+                out.insert("recent_progress_events".into(), recent);
+            }
+            "identity" => (),
+            _ => {
+                out.insert(key, value);
+            }
+        }
+    }
+    for name in [
+        "parameters",
+        "coverage",
+        "interrupted_reason",
+        "owner_pid",
+        "owner_runtime_id",
+        "last_seen_at_utc",
+        "restarted_from",
+        "restarted_into",
+    ] {
+        out.entry(name).or_insert(Value::Null);
+    }
+    if !out.contains_key("progress_event_count") {
+        out.insert("progress_event_count".into(), json!(0));
+        out.insert("recent_progress_events".into(), json!([]));
+    }
+    out.insert("identity".into(), identity);
+    Value::Object(out)
+}
+
+fn progress_summary(value: &Value) -> (Value, Value) {
+    let events = match parse_json_text(Some(value)) {
+        Value::Array(events) => events,
+        Value::Null => Vec::new(),
+        _ => return (Value::Null, json!([])),
+    };
+    let skip = events.len().saturating_sub(RECENT_PROGRESS_EVENTS);
+    let recent: Vec<Value> = events.iter().skip(skip).filter(|event| event.is_object()).cloned().collect();
+    (json!(events.len()), Value::Array(recent))
+}
+
+fn get_execution_results(backend: &mut Backend, args: &Args) -> ToolResult {
+    let exec_id = args.required_int("exec_id")?;
+    let limit = args.limit("limit", 25, 100) as usize;
+    let offset = args.int("offset").unwrap_or(0).max(0) as usize;
+    let route = format!("/api/executions/{exec_id}/references");
+    // contract 1.0 "Tools › Read": ID-bearing JSON; the route returns the
+    // whole run, so the page is cut here.
+    let query = [("format", "json".to_string()), ("include_ids", "true".to_string())];
+    let Value::Array(records) = backend.request_json(Method::Get, &route, &query, None)? else {
+        return Err(backend::unexpected_shape(&format!("GET {route}"), "an array"));
+    };
+    let papers = records
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .map(compact_paper)
+        .collect::<Option<Vec<Value>>>()
+        .ok_or_else(|| {
+        backend::unexpected_shape(&format!("GET {route}"), "papers carrying their corpus id")
+    })?;
+    Ok(json!({
+        "exec_id": exec_id,
+        "papers": papers,
+        "total": records.len(),
+        "offset": offset,
+        "limit": limit,
+        "has_more": offset + limit < records.len(),
+    }))
+}
+
+/// The compact paper (schema::paper_schema) from a reference-export record or
+/// a document row; None without the corpus id the paper is promised to carry.
+pub(super) fn compact_paper(record: &Value) -> Option<Value> {
+    let id = record.get("id").and_then(Value::as_i64)?;
+    let field = |name: &str| record.get(name).cloned().unwrap_or(Value::Null);
+    Some(json!({
+        "id": id,
+        "title": record.get("title").and_then(Value::as_str).unwrap_or(""),
+        "authors": split_authors(record.get("authors")),
+        "date": field("publication_date"),
+        "source": record.get("source_repository").and_then(Value::as_str).unwrap_or(""),
+        "doi": field("doi"),
+        "url": field("url"),
+    }))
+}
+
+/// resmon stores authors as one comma-joined string (NOTES.md "Traps").
+fn split_authors(value: Option<&Value>) -> Vec<String> {
+    match value {
+        Some(Value::String(text)) => {
+            text.split(',').map(str::trim).filter(|name| !name.is_empty()).map(str::to_string).collect()
+        }
+        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn get_search_record(backend: &mut Backend, args: &Args) -> ToolResult {
+    let exec_id = args.required_int("exec_id")?;
+    let route = format!("/api/executions/{exec_id}/search-record");
+    let mut record = backend.get_object(&route, &[])?;
+    let Some(search) = record.get_mut("search").and_then(Value::as_object_mut) else {
+        return Err(backend::unexpected_shape(&format!("GET {route}"), "an object with `search`"));
+    };
+    // contract 1.0 "The search record": a run from before the record existed
+    // answers null, never a missing key.
+    for name in ["query_as_sent", "queries_as_sent"] {
+        search.entry(name).or_insert(Value::Null);
+    }
+    Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_log_is_reduced_to_its_tail() {
+        let log = json!((1..=7).map(|n| json!({"n": n})).collect::<Vec<_>>()).to_string();
+        let (count, recent) = progress_summary(&json!(log));
+        assert_eq!(count, json!(7));
+        assert_eq!(recent, json!([{"n": 5}, {"n": 6}, {"n": 7}]));
+        assert_eq!(progress_summary(&Value::Null), (json!(0), json!([])));
+        assert_eq!(progress_summary(&json!("not json")), (Value::Null, json!([])));
+    }
+
+    #[test]
+    fn detail_keeps_the_row_and_fills_contract_fields() {
+        let row = json!({"id": 1, "status": "interrupted", "parameters": "{\"query\": \"x\", \"default_starts\": {}}",
+                         "progress_events": null, "identity": {"runtime_id": "ignored"}});
+        let detail = execution_detail(row, json!(null));
+        assert_eq!(detail["parameters"], json!({"query": "x", "default_starts": {}}));
+        assert_eq!(detail["restarted_into"], Value::Null);
+        assert_eq!(detail["identity"], Value::Null);
+        assert!(detail.get("progress_events").is_none());
+    }
+
+    #[test]
+    fn authors_are_split_and_papers_need_an_id() {
+        let record = json!({"id": 3, "title": "T", "authors": "Ada Lovelace, Alan Turing", "source_repository": "arxiv"});
+        let paper = compact_paper(&record).unwrap();
+        assert_eq!(paper["authors"], json!(["Ada Lovelace", "Alan Turing"]));
+        assert_eq!(paper["date"], Value::Null);
+        assert!(compact_paper(&json!({"title": "no id"})).is_none());
+    }
+}

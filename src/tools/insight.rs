@@ -1,0 +1,181 @@
+//! resmon's judgements about its own corpus: the analytics views and the
+//! watchdog's findings, passed on with their caveats intact.
+
+use serde_json::{Value, json};
+
+use super::{Tool, nullable, object};
+use crate::args::Args;
+use crate::backend::{self, Backend, Method};
+use crate::error::{ToolError, ToolResult};
+
+pub const GET_ANALYTICS: Tool = Tool {
+    name: "get_analytics",
+    title: "Corpus analytics",
+    description: "One of resmon's analytics summaries as `data`. Derived numbers are null until \
+        `sufficient` is true; insufficient_reason says why.",
+    input_schema: analytics_input,
+    output_schema: analytics_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: get_analytics,
+};
+
+pub const GET_WATCHDOG_FINDINGS: Tool = Tool {
+    name: "get_watchdog_findings",
+    title: "Watchdog findings",
+    description: "Problems resmon sees in its sources and routines. severity: broken, unusual, \
+        advice, withdrawn; only broken and unusual are alarms, and an unknown severity is not one. \
+        Relay what_to_do and not_enough_data.",
+    input_schema: watchdog_input,
+    output_schema: watchdog_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: get_watchdog_findings,
+};
+
+/// The tool's view names (contract 1.0 "Read": resmon's own vocabulary)
+/// and the analytics route each is served by.
+const VIEWS: [(&str, &str); 6] = [
+    ("overview", "overview"),
+    ("volume", "publication-volume"),
+    ("sources", "source-contribution"),
+    ("keywords", "keyword-contribution"),
+    ("routine-health", "routine-health"),
+    ("discovery-lag", "discovery-lag"),
+];
+
+fn analytics_input() -> Value {
+    let names: Vec<&str> = VIEWS.iter().map(|(view, _)| *view).collect();
+    object(
+        json!({
+            "view": {"type": "string", "enum": names},
+            "window": {"type": "string", "description": "Sent as given; resmon may ignore it."},
+        }),
+        &["view"],
+    )
+}
+
+fn analytics_output() -> Value {
+    object(
+        json!({
+            "view": {"type": "string"},
+            "data": {"type": "object", "description": "resmon's summary, with sample_size and sufficient."},
+            "window_note": nullable("When a window was given: whether resmon applied it; else null."),
+        }),
+        &["view", "data", "window_note"],
+    )
+}
+
+fn watchdog_input() -> Value {
+    object(json!({"include_muted": {"type": "boolean", "description": "Default false."}}), &[])
+}
+
+fn watchdog_output() -> Value {
+    let finding = object(
+        json!({
+            "key": {"type": "string"},
+            "severity": {"type": "string", "description": "broken, unusual, advice, withdrawn, or one not known yet."},
+            "kind": {"type": "string"},
+            "scope": {"type": "object"},
+            "title": {"type": "string"},
+            "detail": {"type": "string"},
+            "what_to_do": {"type": "string"},
+            "evidence": {"type": "object"},
+            "muted": {"type": "boolean"},
+        }),
+        &[],
+    );
+    object(
+        json!({
+            "checked_at": nullable("When the watchdog ran."),
+            "findings": {"type": "array", "items": finding},
+            "counts": {"type": "object", "description": "resmon's own counts, muted rows included in `muted`."},
+            "not_enough_data": {"type": "array", "items": {"type": "object"}, "description": "What the watchdog cannot judge yet, and why."},
+            "thresholds": {"type": "object"},
+            "muted_hidden": {"type": "integer", "description": "Muted findings left out of `findings`."},
+        }),
+        &["findings", "muted_hidden"],
+    )
+}
+
+/// `window` is sent when given (routes.json lists it that way), although no
+/// analytics route reads it (NOTES disagreement 12), so the answer says so
+/// rather than letting a caller believe the data was windowed.
+fn get_analytics(backend: &mut Backend, args: &Args) -> ToolResult {
+    let view = args.required_str("view")?;
+    let Some((_, route)) = VIEWS.iter().find(|(name, _)| *name == view) else {
+        return Err(ToolError::invalid_argument("view", format!("Unknown view `{view}`.")));
+    };
+    let window = args.str("window");
+    let query: Vec<(&str, String)> = window.map(|w| ("window", w.to_string())).into_iter().collect();
+    let data = backend.get_object(&format!("/api/analytics/{route}"), &query)?;
+    let window_note = window.map(|window| {
+        format!(
+            "window `{window}` was passed to resmon, but its analytics routes take no window, \
+             so `data` covers resmon's whole record, not that window."
+        )
+    });
+    Ok(json!({"view": view, "data": data, "window_note": window_note}))
+}
+
+/// resmon always returns muted findings, flagged (NOTES disagreement 13),
+/// so hiding them is this tool's job. Everything else passes through as
+/// resmon sent it (clarification 10), unknown severities included.
+fn get_watchdog_findings(backend: &mut Backend, args: &Args) -> ToolResult {
+    let include_muted = args.bool("include_muted").unwrap_or(false);
+    let query: Vec<(&str, String)> =
+        if include_muted { vec![("include_muted", "true".to_string())] } else { Vec::new() };
+    let reply = backend.send(Method::Get, "/api/watchdog", &query, None)?;
+    backend::success(&reply)?;
+    let body = reply.json_object()?;
+    hide_muted(body, include_muted, &reply.route)
+}
+
+fn hide_muted(mut body: Value, include_muted: bool, route: &str) -> ToolResult {
+    let Some(findings) = body.get_mut("findings").and_then(Value::as_array_mut) else {
+        return Err(backend::unexpected_shape(route, "an object with `findings`"));
+    };
+    let before = findings.len();
+    if !include_muted {
+        findings.retain(|finding| finding.get("muted") != Some(&Value::Bool(true)));
+    }
+    let hidden = before - findings.len();
+    body["muted_hidden"] = json!(hidden);
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn muted_rows_are_hidden_and_counted_but_nothing_else_moves() {
+        let body = json!({"findings": [
+            {"key": "a", "severity": "broken", "muted": true},
+            {"key": "b", "severity": "mystery", "muted": false},
+            {"key": "c", "severity": "advice"}],
+            "counts": {"broken": 0, "muted": 1}, "not_enough_data": [{"reason": "r"}]});
+        let hidden = hide_muted(body.clone(), false, "r").unwrap();
+        let keys: Vec<&str> =
+            hidden["findings"].as_array().unwrap().iter().map(|f| f["key"].as_str().unwrap()).collect();
+        assert_eq!(keys, ["b", "c"]);
+        assert_eq!(hidden["muted_hidden"], 1);
+        assert_eq!(hidden["counts"], body["counts"]);
+        assert_eq!(hidden["not_enough_data"], body["not_enough_data"]);
+        let all = hide_muted(body, true, "r").unwrap();
+        assert_eq!(all["findings"].as_array().unwrap().len(), 3);
+        assert_eq!(all["muted_hidden"], 0);
+        assert!(hide_muted(json!({}), false, "r").is_err());
+    }
+
+    #[test]
+    fn every_view_has_a_route() {
+        let schema = analytics_input();
+        assert_eq!(schema["properties"]["view"]["enum"].as_array().unwrap().len(), VIEWS.len());
+        assert!(VIEWS.iter().any(|(view, route)| *view == "keywords" && *route == "keyword-contribution"));
+    }
+}

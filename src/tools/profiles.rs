@@ -1,0 +1,393 @@
+//! Watch profiles and their matches. Every answer carries what a match's basis
+//! means (contract 1.0 "Watch profiles and the basis of a match"), because a
+//! name match presented as a person's paper is a claim resmon refuses to make.
+
+use serde_json::{Map, Value, json};
+
+use super::routines::parse_json_text;
+use super::{Tool, nullable, object};
+use crate::args::Args;
+use crate::backend::{self, Backend};
+use crate::error::{ToolError, ToolResult};
+
+/// Profiles are few and the contract gives list_watch_profiles no paging,
+/// but an answer is never unbounded; past this the list says it was cut.
+const MAX_PROFILES: usize = 200;
+
+/// Profile fields some resmon versions store as JSON text.
+const JSON_FIELDS: [&str; 4] = ["names", "identifiers", "affiliations", "field_hints"];
+
+pub const LIST_WATCH_PROFILES: Tool = Tool {
+    name: "list_watch_profiles",
+    title: "List watch profiles",
+    description: "Watched people, institutions and groups: aliases, identifier schemes, ORCID, \
+        affiliations. basis_warning (null only with an ORCID) says matches may rest on the name alone; \
+        repeat it when summarizing.",
+    input_schema: list_input,
+    output_schema: list_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: list_watch_profiles,
+};
+
+pub const GET_WATCH_PROFILE: Tool = Tool {
+    name: "get_watch_profile",
+    title: "Get a watch profile",
+    description: "One watch profile in full, with its match total, the count per basis and what each \
+        basis means. get_profile_matches lists the papers.",
+    input_schema: get_input,
+    output_schema: get_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: get_watch_profile,
+};
+
+pub const GET_PROFILE_MATCHES: Tool = Tool {
+    name: "get_profile_matches",
+    title: "Papers matched to a profile",
+    description: "Papers matched to a watch profile, newest first, each with basis, matched_author and \
+        evidence. A name_only match shows the name is on the paper, not that it is this person's.",
+    input_schema: matches_input,
+    output_schema: matches_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: get_profile_matches,
+};
+
+fn list_input() -> Value {
+    object(json!({"kind": {"type": "string", "enum": ["person", "institution", "group"]}}), &[])
+}
+
+fn get_input() -> Value {
+    object(json!({"profile_id": {"type": "integer"}}), &["profile_id"])
+}
+
+fn matches_input() -> Value {
+    object(
+        json!({
+            "profile_id": {"type": "integer"},
+            "limit": {"type": "integer", "minimum": 1, "description": "Default 25, max 100."},
+            "offset": {"type": "integer", "minimum": 0, "description": "Default 0."},
+        }),
+        &["profile_id"],
+    )
+}
+
+fn basis_warning_schema() -> Value {
+    nullable("Why matches may rest on the name alone; null only when the profile has an ORCID.")
+}
+
+/// The glossary's shape: one sentence per basis resmon records.
+fn glossary_schema() -> Value {
+    object(
+        json!({
+            "identifier": {"type": "string"},
+            "name+affiliation": {"type": "string"},
+            "name_only": {"type": "string"},
+        }),
+        &["identifier", "name+affiliation", "name_only"],
+    )
+}
+
+fn by_basis_schema() -> Value {
+    json!({"type": "object", "description": "Matches per basis, over all matches (bases with none are left out)."})
+}
+
+fn list_output() -> Value {
+    let row = object(
+        json!({
+            "id": {"type": "integer"},
+            "kind": {"type": "string"},
+            "name": {"type": "string"},
+            "aliases": {"type": "array", "items": {"type": "string"}},
+            "identifier_schemes": {"type": "array", "items": {"type": "string"}},
+            "orcid": nullable("The ORCID, or null."),
+            "affiliations": {"type": "array", "items": {"type": "string"}},
+            "basis_warning": basis_warning_schema(),
+        }),
+        &["id", "kind", "name", "aliases", "identifier_schemes", "orcid", "affiliations", "basis_warning"],
+    );
+    object(
+        json!({
+            "profiles": {"type": "array", "items": row},
+            "count": {"type": "integer"},
+            "truncated": {"type": "boolean", "description": "True when only the first 200 are listed."},
+        }),
+        &["profiles", "count", "truncated"],
+    )
+}
+
+fn get_output() -> Value {
+    object(
+        json!({
+            "id": {"type": "integer"},
+            "kind": {"type": "string"},
+            "display_name": {"type": "string"},
+            "names": {"type": "array", "items": {}},
+            "identifiers": {"type": "object", "description": "Per scheme (orcid, openalex, ror, semantic_scholar): value and citation."},
+            "affiliations": {"type": "array", "items": {}},
+            "basis_warning": basis_warning_schema(),
+            "match_total": {"type": "integer"},
+            "by_basis": by_basis_schema(),
+            "what_a_basis_means": glossary_schema(),
+        }),
+        &["id", "basis_warning", "match_total", "by_basis", "what_a_basis_means"],
+    )
+}
+
+fn matches_output() -> Value {
+    let row = object(
+        json!({
+            "id": {"type": "integer", "description": "Stored document id; usable as doc_id."},
+            "title": {"type": "string"},
+            "date": nullable("Publication date, or null."),
+            "source": {"type": "string"},
+            "doi": nullable("DOI, or null."),
+            "url": nullable("Link, or null."),
+            "basis": {"type": "string", "description": "identifier, name+affiliation or name_only."},
+            "matched_author": {"type": "string", "description": "The author string on the paper that matched."},
+            "evidence": nullable("What backed the match (e.g. the ORCID or affiliation seen), or null for a name alone."),
+            "first_seen_at": nullable("When resmon first saw the paper."),
+        }),
+        &[
+            "id",
+            "title",
+            "date",
+            "source",
+            "doi",
+            "url",
+            "basis",
+            "matched_author",
+            "evidence",
+            "first_seen_at",
+        ],
+    );
+    object(
+        json!({
+            "profile_id": {"type": "integer"},
+            "matches": {"type": "array", "items": row},
+            "total": {"type": "integer", "description": "All matches of the profile, not this page."},
+            "by_basis": by_basis_schema(),
+            "offset": {"type": "integer"},
+            "limit": {"type": "integer"},
+            "has_more": {"type": "boolean"},
+            "what_a_basis_means": glossary_schema(),
+        }),
+        &["profile_id", "matches", "total", "by_basis", "offset", "limit", "has_more", "what_a_basis_means"],
+    )
+}
+
+/// What each basis does and does not establish; sent with every answer that
+/// can show a basis, empty ones included.
+fn what_a_basis_means() -> Value {
+    json!({
+        "identifier": "The source listed this author with the profile's identifier (for example its ORCID). \
+            This is the strongest basis: the paper is credited to that identifier.",
+        "name+affiliation": "The author's name and an affiliation on the paper both matched the profile. \
+            Likely the same person, but not proven: nothing but text was compared.",
+        "name_only": "Only the author's name matched. The paper carries this name and nothing more is known; \
+            it may belong to someone else with the same name, so never present it as this person's work.",
+    })
+}
+
+fn list_watch_profiles(backend: &mut Backend, args: &Args) -> ToolResult {
+    let query: Vec<(&str, String)> =
+        args.str("kind").map(|kind| ("kind", kind.to_string())).into_iter().collect();
+    let body = backend.get_object("/api/profiles", &query)?;
+    let Some(profiles) = body.get("profiles").and_then(Value::as_array) else {
+        return Err(backend::unexpected_shape("GET /api/profiles", "an object with a `profiles` list"));
+    };
+    let rows: Vec<Value> = profiles.iter().take(MAX_PROFILES).map(list_row).collect();
+    Ok(json!({
+        "profiles": rows,
+        "count": profiles.len(),
+        "truncated": profiles.len() > MAX_PROFILES,
+    }))
+}
+
+fn list_row(profile: &Value) -> Value {
+    let profile = decoded_profile(profile);
+    let name = profile.get("display_name").and_then(Value::as_str).unwrap_or("").to_string();
+    let aliases: Vec<String> =
+        name_values(profile.get("names")).into_iter().filter(|alias| *alias != name).collect();
+    let schemes: Vec<String> = profile
+        .get("identifiers")
+        .and_then(Value::as_object)
+        .map(|map| map.keys().cloned().collect())
+        .unwrap_or_default();
+    json!({
+        "id": profile.get("id").cloned().unwrap_or(Value::Null),
+        "kind": profile.get("kind").cloned().unwrap_or(Value::Null),
+        "name": name,
+        "aliases": aliases,
+        "identifier_schemes": schemes,
+        "orcid": orcid_of(&profile).map_or(Value::Null, Value::String),
+        "affiliations": string_values(profile.get("affiliations")),
+        "basis_warning": profile.get("basis_warning").cloned().unwrap_or(Value::Null),
+    })
+}
+
+/// The profile with its JSON-text fields decoded and `basis_warning` always
+/// present (clarification 8).
+fn decoded_profile(profile: &Value) -> Value {
+    let mut out = profile.as_object().cloned().unwrap_or_default();
+    for name in JSON_FIELDS {
+        if let Some(value) = out.get(name) {
+            let decoded = parse_json_text(Some(value));
+            out.insert(name.into(), decoded);
+        }
+    }
+    if !out.contains_key("basis_warning") {
+        let warning = fallback_basis_warning(&Value::Object(out.clone()));
+        out.insert("basis_warning".into(), warning);
+    }
+    Value::Object(out)
+}
+
+/// For a resmon that sent no `basis_warning`: the warning is never dropped
+/// for want of the backend's sentence; it follows resmon's rule that only an
+/// ORCID lifts it (NOTES.md disagreement 15).
+fn fallback_basis_warning(profile: &Value) -> Value {
+    if orcid_of(profile).is_some() {
+        return Value::Null;
+    }
+    json!(
+        "This profile has no ORCID, so its matches may rest on the name alone: a paper with this \
+           name on it may belong to someone else."
+    )
+}
+
+fn orcid_of(profile: &Value) -> Option<String> {
+    let orcid = profile.get("identifiers")?.get("orcid")?;
+    let value = orcid.get("value").unwrap_or(orcid);
+    value.as_str().filter(|text| !text.is_empty()).map(str::to_string)
+}
+
+/// Names are `{value, script}` objects, or plain strings in older rows.
+fn name_values(value: Option<&Value>) -> Vec<String> {
+    let items = value.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    items
+        .iter()
+        .filter_map(|item| item.as_str().or_else(|| item.get("value").and_then(Value::as_str)))
+        .map(str::to_string)
+        .collect()
+}
+
+fn string_values(value: Option<&Value>) -> Vec<String> {
+    let items = value.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    items.iter().filter_map(Value::as_str).map(str::to_string).collect()
+}
+
+fn get_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
+    let id = args.required_int("profile_id")?;
+    let profile = backend.get_object(&format!("/api/profiles/{id}"), &[])?;
+    // One match is enough: the answer wants the totals, not the papers.
+    let route = format!("/api/profiles/{id}/matches");
+    let matches = backend.get_object(&route, &[("limit", "1".to_string())])?;
+    let (total, by_basis) = totals(&matches, &route)?;
+    let Value::Object(mut answer) = decoded_profile(&profile) else { return Ok(Value::Null) };
+    answer.insert("match_total".into(), total);
+    answer.insert("by_basis".into(), by_basis);
+    answer.insert("what_a_basis_means".into(), what_a_basis_means());
+    Ok(Value::Object(answer))
+}
+
+/// `total` and `by_basis` count every match of the profile, not the page.
+fn totals(body: &Value, route: &str) -> Result<(Value, Value), ToolError> {
+    let total = body.get("total").filter(|total| total.is_i64() || total.is_u64());
+    let by_basis = body.get("by_basis").filter(|by_basis| by_basis.is_object());
+    match (total, by_basis) {
+        (Some(total), Some(by_basis)) => Ok((total.clone(), by_basis.clone())),
+        _ => Err(backend::unexpected_shape(&format!("GET {route}"), "an object with `total` and `by_basis`")),
+    }
+}
+
+fn get_profile_matches(backend: &mut Backend, args: &Args) -> ToolResult {
+    let id = args.required_int("profile_id")?;
+    let limit = args.limit("limit", 25, 100);
+    let offset = args.int("offset").unwrap_or(0).max(0);
+    let route = format!("/api/profiles/{id}/matches");
+    let query = [("limit", limit.to_string()), ("offset", offset.to_string())];
+    let body = backend.get_object(&route, &query)?;
+    let (total, by_basis) = totals(&body, &route)?;
+    let Some(rows) = body.get("matches").and_then(Value::as_array) else {
+        return Err(backend::unexpected_shape(&format!("GET {route}"), "an object with a `matches` list"));
+    };
+    let matches: Vec<Value> = rows.iter().map(match_row).collect();
+    let has_more = (offset as u64) + (matches.len() as u64) < total.as_u64().unwrap_or(0);
+    Ok(json!({
+        "profile_id": id,
+        "matches": matches,
+        "total": total,
+        "by_basis": by_basis,
+        "offset": offset,
+        "limit": limit,
+        "has_more": has_more,
+        "what_a_basis_means": what_a_basis_means(),
+    }))
+}
+
+/// The paper in compact form with its basis beside it: the match rows carry
+/// no author list, so none is claimed (only the author that matched).
+fn match_row(row: &Value) -> Value {
+    let field = |name: &str| row.get(name).cloned().unwrap_or(Value::Null);
+    let mut out = Map::new();
+    out.insert("id".into(), field("document_id"));
+    out.insert("title".into(), json!(row.get("title").and_then(Value::as_str).unwrap_or("")));
+    out.insert("date".into(), field("publication_date"));
+    out.insert("source".into(), json!(row.get("source_repository").and_then(Value::as_str).unwrap_or("")));
+    out.insert("doi".into(), field("doi"));
+    out.insert("url".into(), field("url"));
+    out.insert("basis".into(), json!(row.get("basis").and_then(Value::as_str).unwrap_or("name_only")));
+    out.insert(
+        "matched_author".into(),
+        json!(row.get("matched_author").and_then(Value::as_str).unwrap_or("")),
+    );
+    out.insert("evidence".into(), parse_json_text(row.get("evidence")));
+    out.insert("first_seen_at".into(), field("first_seen_at"));
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_row_derives_aliases_schemes_and_orcid() {
+        let profile = json!({"id": 5, "kind": "person", "display_name": "Ada One",
+            "names": "[{\"value\": \"Ada One\", \"script\": \"latin\"}, {\"value\": \"A. One\", \"script\": \"latin\"}]",
+            "identifiers": {"orcid": {"value": "0000-0002-1825-0097", "cited": "x"}, "ror": {"value": "r", "cited": "y"}},
+            "affiliations": ["Somewhere"], "basis_warning": null});
+        let row = list_row(&profile);
+        assert_eq!(row["aliases"], json!(["A. One"]));
+        assert_eq!(row["identifier_schemes"], json!(["orcid", "ror"]));
+        assert_eq!(row["orcid"], json!("0000-0002-1825-0097"));
+        assert_eq!(row["basis_warning"], Value::Null);
+    }
+
+    #[test]
+    fn a_missing_warning_is_filled_unless_there_is_an_orcid() {
+        let without = list_row(
+            &json!({"id": 6, "kind": "person", "display_name": "B", "identifiers": {"ror": {"value": "r"}}}),
+        );
+        assert!(without["basis_warning"].as_str().unwrap().contains("ORCID"));
+        let with = list_row(
+            &json!({"id": 7, "display_name": "C", "identifiers": {"orcid": {"value": "0000-0001-0000-0000"}}}),
+        );
+        assert_eq!(with["basis_warning"], Value::Null);
+    }
+
+    #[test]
+    fn evidence_text_is_decoded() {
+        let row = match_row(&json!({"document_id": 1, "basis": "identifier", "matched_author": "A",
+                                    "evidence": "{\"orcid\": \"0000-0002-1825-0097\"}"}));
+        assert_eq!(row["evidence"], json!({"orcid": "0000-0002-1825-0097"}));
+        assert_eq!(row["id"], json!(1));
+    }
+}

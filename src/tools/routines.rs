@@ -1,0 +1,473 @@
+//! `list_routines` and `get_routine`: saved searches, their missed fires, the
+//! coverage audit and where their reports go (as counts only).
+
+use serde_json::{Map, Value, json};
+
+use super::{Tool, nullable, object};
+use crate::args::Args;
+use crate::backend::{self, Backend};
+use crate::error::{ToolError, ToolResult};
+
+/// Routines are few, but an answer is never unbounded (contract 1.0 "Safety":
+/// token efficiency); past this the list says it was cut.
+const MAX_ROUTINES: usize = 200;
+
+/// The five flag columns the list route sends as 0/1 (shapes.md#routine-list).
+const FLAGS: [&str; 5] =
+    ["is_active", "email_enabled", "email_ai_summary_enabled", "ai_enabled", "notify_on_complete"];
+
+/// The channels contract 1.0 "A routine's delivery and coverage" names; each
+/// is always counted, so zero destinations reads as zero rather than absent.
+const CHANNELS: [&str; 4] = ["email", "folder", "webhook", "feed"];
+
+pub const LIST_ROUTINES: Tool = Tool {
+    name: "list_routines",
+    title: "List routines",
+    description: "Saved routines (scheduled searches): schedule, sources, keywords, active flag, last run, and \
+        missed_fires (fires due while resmon was closed). Use get_routine for one in full.",
+    input_schema: list_input,
+    output_schema: list_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: list_routines,
+};
+
+pub const GET_ROUTINE: Tool = Tool {
+    name: "get_routine",
+    title: "Get a routine",
+    description: "One routine in full: parameters, flags, missed fires, a coverage audit of its results \
+        against its intent (counts are totals), and a delivery summary: destinations per channel and \
+        the last delivery's state.",
+    input_schema: get_input,
+    output_schema: get_output,
+    requires_confirmation: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: get_routine,
+};
+
+fn list_input() -> Value {
+    object(json!({"active_only": {"type": "boolean"}}), &[])
+}
+
+fn get_input() -> Value {
+    object(json!({"routine_id": {"type": "integer"}}), &["routine_id"])
+}
+
+fn missed_fires_schema() -> Value {
+    nullable("{count, last_due_at_utc}: scheduled fires that came due while resmon was not running.")
+}
+
+fn list_output() -> Value {
+    let row = object(
+        json!({
+            "id": {"type": "integer"},
+            "name": {"type": "string"},
+            "schedule": nullable("Cron expression."),
+            "sources": {"type": "array", "items": {"type": "string"}},
+            "keywords": {"type": "array", "items": {"type": "string"}},
+            "entity": nullable("{profile_id, mode} for a routine that watches a profile, else null."),
+            "is_active": {"type": "boolean", "description": "Whether it fires on its schedule."},
+            "ai_enabled": {"type": "boolean"},
+            "email_enabled": {"type": "boolean"},
+            "email_ai_summary_enabled": {"type": "boolean"},
+            "notify_on_complete": {"type": "boolean"},
+            "last_run_at": nullable("When it last ran, or null."),
+            "last_status": nullable("Status of its newest run, or null."),
+            "missed_fires": missed_fires_schema(),
+        }),
+        &["id", "name", "schedule", "sources", "keywords", "is_active", "last_run_at", "missed_fires"],
+    );
+    object(
+        json!({
+            "routines": {"type": "array", "items": row},
+            "count": {"type": "integer", "description": "Routines that matched, before any cut."},
+            "truncated": {"type": "boolean", "description": "True when only the first 200 are listed."},
+        }),
+        &["routines", "count", "truncated"],
+    )
+}
+
+fn coverage_schema() -> Value {
+    let mut schema = nullable(
+        "The audit of results against the routine's intent, or null when resmon could not \
+         give it (coverage_unavailable says why).",
+    );
+    schema["properties"] = json!({
+        "intent_source": nullable("stated (the routine's intent) or keywords: which one the audit compared against."),
+        "off_target_count": nullable("Total results far from the intent (not a page length)."),
+        "missed_in_corpus_count": nullable("Total corpus papers near the intent the routine did not return."),
+        "missed_in_corpus_count_is_lower_bound": nullable("True: missed_in_corpus_count is a floor (\"at least\")."),
+    });
+    schema
+}
+
+fn delivery_schema() -> Value {
+    object(
+        json!({
+            "targets_by_channel": {"type": "object", "description": "Enabled destinations per channel (email, folder, webhook, feed)."},
+            "enabled_target_count": {"type": "integer"},
+            "awaiting_review": {"type": "integer", "description": "Deliveries held until the person releases them in the app."},
+            "last_state": nullable("queued, awaiting_review, delivering, delivered, failed or skipped; null if never delivered."),
+            "last_channel": nullable("Channel of the last delivery."),
+            "last_attempts": nullable("Attempts the last delivery took."),
+            "last_error": nullable("Why the last delivery failed, with any address, path or URL removed."),
+            "last_delivered_at_utc": nullable("When the last delivery arrived."),
+        }),
+        &[
+            "targets_by_channel",
+            "enabled_target_count",
+            "awaiting_review",
+            "last_state",
+            "last_channel",
+            "last_attempts",
+            "last_error",
+            "last_delivered_at_utc",
+        ],
+    )
+}
+
+fn get_output() -> Value {
+    object(
+        json!({
+            "id": {"type": "integer"},
+            "name": {"type": "string"},
+            "schedule_cron": nullable("Cron expression."),
+            "parameters": nullable("The routine's search, decoded from resmon's JSON text."),
+            "intent": nullable("The sentence the coverage audit compares against, or null."),
+            "is_active": {"type": "boolean"},
+            "email_enabled": {"type": "boolean"},
+            "email_ai_summary_enabled": {"type": "boolean"},
+            "ai_enabled": {"type": "boolean"},
+            "notify_on_complete": {"type": "boolean"},
+            "missed_fires": missed_fires_schema(),
+            "missed_fire_details": nullable("Each missed fire, oldest first: due_at_utc, observed_at_utc, disposition."),
+            "coverage": coverage_schema(),
+            "coverage_unavailable": nullable("Why coverage is null; null when it is present."),
+            // Optional on purpose: contract 1.0 "A routine's delivery and coverage"
+            // leaves the key off when resmon cannot answer the deliveries route,
+            // which overrides clarification 7's always-present rule here.
+            "delivery": delivery_schema(),
+        }),
+        &[
+            "id",
+            "name",
+            "parameters",
+            "is_active",
+            "missed_fires",
+            "missed_fire_details",
+            "coverage",
+            "coverage_unavailable",
+        ],
+    )
+}
+
+fn list_routines(backend: &mut Backend, args: &Args) -> ToolResult {
+    let active_only = args.bool("active_only").unwrap_or(false);
+    let rows = backend.request_json(backend::Method::Get, "/api/routines", &[], None)?;
+    let Value::Array(rows) = rows else {
+        return Err(backend::unexpected_shape("GET /api/routines", "an array"));
+    };
+    // The route has no filter of its own (NOTES.md "Traps"), so it is applied here.
+    let matching: Vec<&Value> =
+        rows.iter().filter(|row| !active_only || flag(row.get("is_active"))).collect();
+    let listed: Vec<Value> = matching.iter().take(MAX_ROUTINES).map(|row| list_row(row)).collect();
+    Ok(json!({
+        "routines": listed,
+        "count": matching.len(),
+        "truncated": matching.len() > MAX_ROUTINES,
+    }))
+}
+
+fn list_row(row: &Value) -> Value {
+    let parameters = parse_json_text(row.get("parameters"));
+    let field = |name: &str| row.get(name).cloned().unwrap_or(Value::Null);
+    let mut out = Map::new();
+    out.insert("id".into(), field("id"));
+    out.insert("name".into(), field("name"));
+    out.insert("schedule".into(), field("schedule_cron"));
+    out.insert("sources".into(), sources_of(&parameters));
+    out.insert("keywords".into(), keywords_of(&parameters));
+    out.insert("entity".into(), parameters.get("entity").cloned().unwrap_or(Value::Null));
+    for name in FLAGS {
+        out.insert(name.into(), Value::Bool(flag(row.get(name))));
+    }
+    out.insert("last_run_at".into(), field("last_executed_at"));
+    out.insert("last_status".into(), field("last_status"));
+    out.insert("missed_fires".into(), field("missed_fires"));
+    Value::Object(out)
+}
+
+fn get_routine(backend: &mut Backend, args: &Args) -> ToolResult {
+    let id = args.required_int("routine_id")?;
+    let routine = backend.get_object(&format!("/api/routines/{id}"), &[])?;
+    let coverage = backend.get_object(&format!("/api/routines/{id}/coverage"), &[]);
+    let deliveries = backend.get_object(&format!("/api/routines/{id}/deliveries"), &[]);
+    let mut answer = routine_record(routine);
+    // A failed audit does not hide the routine the person asked about: the
+    // record was read, so it is returned with coverage null and the reason
+    // beside it (routes.json: the audit must not fail get_routine).
+    match coverage {
+        Ok(body) => {
+            answer.insert("coverage".into(), coverage_projection(&body));
+            answer.insert("coverage_unavailable".into(), Value::Null);
+        }
+        Err(error) => {
+            answer.insert("coverage".into(), Value::Null);
+            answer.insert("coverage_unavailable".into(), json!(unavailable_sentence(&error)));
+        }
+    }
+    if let Some(delivery) = deliveries.ok().as_ref().and_then(delivery_summary) {
+        answer.insert("delivery".into(), delivery);
+    }
+    Ok(Value::Object(answer))
+}
+
+/// The routine row with its JSON text decoded and its flags as booleans
+/// whichever form resmon sent them in.
+fn routine_record(routine: Value) -> Map<String, Value> {
+    let Value::Object(mut record) = routine else { return Map::new() };
+    for name in ["parameters", "ai_settings", "storage_settings"] {
+        if let Some(value) = record.get(name) {
+            let decoded = parse_json_text(Some(value));
+            record.insert(name.into(), decoded);
+        }
+    }
+    for name in FLAGS {
+        let value = flag(record.get(name));
+        record.insert(name.into(), Value::Bool(value));
+    }
+    for name in ["parameters", "missed_fires", "missed_fire_details"] {
+        record.entry(name).or_insert(Value::Null);
+    }
+    record
+}
+
+/// contract 1.0 "A routine's delivery and coverage": totals under their own
+/// names; the capped audit lists never leave.
+fn coverage_projection(body: &Value) -> Value {
+    let field = |name: &str| body.get(name).cloned().unwrap_or(Value::Null);
+    json!({
+        "summary": field("summary"),
+        "intent": field("intent"),
+        "intent_source": field("intent_source"),
+        "model": field("model"),
+        "results": field("results"),
+        "results_embedded": field("results_embedded"),
+        "off_target_count": field("off_target_total"),
+        "missed_in_corpus_count": field("missed_in_corpus_total"),
+        "missed_in_corpus_count_is_lower_bound": field("missed_in_corpus_total_is_lower_bound"),
+        "reason": field("reason"),
+        "cannot_see": field("cannot_see"),
+    })
+}
+
+fn unavailable_sentence(error: &ToolError) -> String {
+    format!("resmon did not give the coverage audit ({}): {}", error.code.as_str(), error.message)
+}
+
+/// Built from the route's `summary` only: the rows carry each destination's
+/// address, folder or URL (shapes.md#routine-deliveries) and never leave.
+/// None when the answer has no usable summary, which drops the key.
+fn delivery_summary(body: &Value) -> Option<Value> {
+    let summary = body.get("summary")?.as_object()?;
+    let reported = summary.get("targets").and_then(Value::as_object);
+    let mut targets = Map::new();
+    for channel in CHANNELS {
+        let count = reported.and_then(|map| map.get(channel)).and_then(Value::as_i64).unwrap_or(0);
+        targets.insert(channel.into(), json!(count));
+    }
+    for (channel, count) in reported.into_iter().flatten() {
+        if let Some(count) = count.as_i64() {
+            targets.insert(channel.clone(), json!(count));
+        }
+    }
+    let total: i64 = targets.values().filter_map(Value::as_i64).sum();
+    let enabled = summary.get("enabled_target_count").and_then(Value::as_i64).unwrap_or(total);
+    let awaiting = summary.get("awaiting_review").and_then(Value::as_i64).unwrap_or(0);
+    let last = summary.get("last").filter(|last| last.is_object());
+    let last_field = |name: &str| last.and_then(|last| last.get(name)).cloned().unwrap_or(Value::Null);
+    let error = match last_field("last_error") {
+        Value::String(text) => json!(scrub_destinations(&text)),
+        _ => Value::Null,
+    };
+    Some(json!({
+        "targets_by_channel": targets,
+        "enabled_target_count": enabled,
+        "awaiting_review": awaiting,
+        "last_state": last_field("state"),
+        "last_channel": last_field("channel"),
+        "last_attempts": last_field("attempts"),
+        "last_error": error,
+        "last_delivered_at_utc": last_field("delivered_at_utc"),
+    }))
+}
+
+/// resmon's adapters already scrub `last_error` (shapes.md#routine-deliveries),
+/// but contract 1.0 promises no address, path or URL at all, so anything of
+/// those shapes an older or careless adapter left is replaced here too.
+pub(super) fn scrub_destinations(text: &str) -> String {
+    let is_boundary = |c: char| c.is_whitespace() || "\"'()[]{}<>,;`".contains(c);
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    for c in text.chars() {
+        if is_boundary(c) {
+            out.push_str(scrub_word(&word));
+            word.clear();
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    out.push_str(scrub_word(&word));
+    out
+}
+
+fn scrub_word(word: &str) -> &str {
+    let core = word.trim_end_matches(['.', ':', '!', '?']);
+    if core.contains("://") || core.starts_with("mailto:") {
+        return "<target>";
+    }
+    if let Some((user, host)) = core.split_once('@')
+        && !user.is_empty()
+        && host.contains('.')
+    {
+        return "<address>";
+    }
+    let path_like = core.contains('/') || core.contains('\\') || core.starts_with('~');
+    if path_like && core.chars().any(char::is_alphanumeric) {
+        return "<target>";
+    }
+    if is_host(core.split(':').next().unwrap_or("")) {
+        return "<target>";
+    }
+    word
+}
+
+/// A host name (`hooks.example.net`) or an IPv4 address: either names where a
+/// webhook went. Qualified exception names keep their capitals and survive.
+fn is_host(text: &str) -> bool {
+    let labels: Vec<&str> = text.split('.').collect();
+    if labels.len() < 2 || labels.iter().any(|label| label.is_empty()) {
+        return false;
+    }
+    let numeric = labels.iter().all(|label| label.chars().all(|c| c.is_ascii_digit()));
+    if numeric {
+        return labels.len() == 4;
+    }
+    let tld = labels[labels.len() - 1];
+    let plain =
+        |label: &&str| label.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    labels.iter().all(plain) && tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_lowercase())
+}
+
+/// JSON stored as text (NOTES.md "Traps": JSON inside strings) decoded; text
+/// that does not decode is returned as it came rather than dropped.
+pub(super) fn parse_json_text(value: Option<&Value>) -> Value {
+    match value {
+        Some(Value::String(text)) => serde_json::from_str(text).unwrap_or_else(|_| json!(text)),
+        Some(other) => other.clone(),
+        None => Value::Null,
+    }
+}
+
+/// A flag as the list route's 0/1 or the detail route's boolean.
+fn flag(value: Option<&Value>) -> bool {
+    match value {
+        Some(Value::Bool(flag)) => *flag,
+        Some(Value::Number(number)) => number.as_f64().is_some_and(|n| n != 0.0),
+        Some(Value::String(text)) => matches!(text.as_str(), "1" | "true" | "True"),
+        _ => false,
+    }
+}
+
+fn string_list(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// The selected source slugs (`repositories` in resmon's parameters).
+fn sources_of(parameters: &Value) -> Value {
+    json!(string_list(parameters.get("repositories")))
+}
+
+/// The editor's keyword list when there is one, else the query as typed
+/// (shapes.md#routine-list); a watch routine with an empty query has none.
+fn keywords_of(parameters: &Value) -> Value {
+    let keywords = string_list(parameters.get("keywords"));
+    if !keywords.is_empty() {
+        return json!(keywords);
+    }
+    match parameters.get("query").and_then(Value::as_str).map(str::trim) {
+        Some(query) if !query.is_empty() => json!([query]),
+        _ => json!([]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destinations_are_scrubbed_from_prose() {
+        let text = "SMTPRecipientsRefused: {'reader@example.org': (550, b'no')} writing \
+                    /home/reader/reports/weekly.md; POST https://hooks.example.net/T0/B0/SECRET failed \
+                    (host='hooks.example.net', port=443) via 10.0.0.5:8080 and C:\\Users\\r\\feed.xml.";
+        let scrubbed = scrub_destinations(text);
+        for leak in
+            ["reader@", "example.org", "/home/reader", "hooks.example.net", "SECRET", "10.0.0.5", "Users"]
+        {
+            assert!(!scrubbed.contains(leak), "{leak} survived: {scrubbed}");
+        }
+        assert!(scrubbed.starts_with("SMTPRecipientsRefused: {'<address>': (550"), "{scrubbed}");
+    }
+
+    #[test]
+    fn ordinary_prose_survives_scrubbing() {
+        for text in [
+            "SMTPRecipientsRefused: <address>",
+            "HTTP 503 from the webhook",
+            "requests.exceptions.ConnectTimeout after 3 attempts.",
+            "Could not write to <target>: permission denied",
+        ] {
+            assert_eq!(scrub_destinations(text), text);
+        }
+    }
+
+    #[test]
+    fn keywords_fall_back_to_the_query() {
+        assert_eq!(keywords_of(&json!({"keywords": ["a", "b"], "query": "a b"})), json!(["a", "b"]));
+        assert_eq!(
+            keywords_of(&json!({"keywords": [], "query": "graph attention"})),
+            json!(["graph attention"])
+        );
+        assert_eq!(keywords_of(&json!({"query": ""})), json!([]));
+        assert_eq!(sources_of(&json!({})), json!([]));
+    }
+
+    #[test]
+    fn flags_read_both_forms() {
+        assert!(flag(Some(&json!(1))));
+        assert!(!flag(Some(&json!(0))));
+        assert!(flag(Some(&json!(true))));
+        assert!(!flag(None));
+    }
+
+    #[test]
+    fn every_channel_is_counted_and_rows_never_leave() {
+        let body = json!({
+            "deliveries": [{"target_snapshot": "reader@example.org"}],
+            "summary": {"targets": {"email": 2}, "enabled_target_count": 2, "awaiting_review": 1, "last": null}
+        });
+        let delivery = delivery_summary(&body).unwrap();
+        assert_eq!(delivery["targets_by_channel"], json!({"email": 2, "folder": 0, "webhook": 0, "feed": 0}));
+        assert_eq!(delivery["last_state"], Value::Null);
+        assert!(!delivery.to_string().contains("example.org"));
+        assert!(delivery_summary(&json!({"deliveries": []})).is_none());
+    }
+}

@@ -1,0 +1,336 @@
+//! `update_settings`: change a few of resmon's settings, guarded by name, and
+//! answer with what really changed (contract 1.0 "The settings update_settings
+//! may change"; clarifications 11-13).
+//!
+//! Refusals come in the order clarification 11 fixes: group, credential-shaped
+//! names (over every requested key), withheld names, then the GET, then keys the
+//! group does not have, then values. Everything before the GET sends nothing.
+
+use serde_json::{Map, Value, json};
+
+use super::{Tool, object};
+use crate::args::Args;
+use crate::backend::{self, Backend, Method};
+use crate::error::{ToolError, ToolResult};
+use crate::settings_policy as policy;
+
+pub const UPDATE_SETTINGS: Tool = Tool {
+    name: "update_settings",
+    title: "Change resmon settings",
+    description: "Changes resmon app settings in one group. Only 20 keys (models, limits, retention, notifications) \
+        are writable; credentials and routing keys are refused. Answers a before/after diff.",
+    input_schema: update_settings_input,
+    output_schema: update_settings_output,
+    requires_confirmation: true,
+    // Overwriting a value is not additive: the old text is gone from resmon
+    // unless the caller keeps `changed.*.from`. That is what the hint is for.
+    destructive: true,
+    // The same call twice leaves the same state; the second answers an empty diff.
+    idempotent: true,
+    open_world: false,
+    handler: update_settings,
+};
+
+fn update_settings_input() -> Value {
+    object(
+        json!({
+            "group": {"type": "string", "enum": policy::GROUPS},
+            "settings": {
+                "type": "object",
+                "description": "Key: text value; on/off keys take \"true\"/\"false\".",
+            },
+        }),
+        &["group", "settings"],
+    )
+}
+
+fn update_settings_output() -> Value {
+    object(
+        json!({
+            "group": {"type": "string"},
+            "changed": {
+                "type": "object",
+                "description": "Every key of the group whose value differs between the reads before and after, asked for or not: {key: {from, to}}.",
+            },
+            "requested": {"type": "object", "description": "The settings as asked for."},
+            "unchanged_key_count": {"type": "integer", "description": "Keys of the group whose value is the same in both reads."},
+            "detail": {"type": "string"},
+        }),
+        &["group", "changed", "requested", "unchanged_key_count", "detail"],
+    )
+}
+
+fn update_settings(backend: &mut Backend, args: &Args) -> ToolResult {
+    let group = args.required_str("group")?;
+    refuse_group(group)?;
+    let requested = args.get("settings").and_then(Value::as_object).cloned().unwrap_or_default();
+    if requested.is_empty() {
+        return Err(ToolError::invalid_argument(
+            "settings",
+            "`settings` is empty: name at least one key and the value it should take.",
+        ));
+    }
+    refuse_credentials(&requested)?;
+    refuse_withheld(&requested)?;
+    refuse_unusable_values(&requested)?;
+    let path = format!("/api/settings/{group}");
+    let before = read_group(backend, group, &path)?;
+    refuse_unknown(group, &requested, &before)?;
+    refuse_unlisted(group, &requested)?;
+    let sent = values_to_send(&requested, &before)?;
+    let body = json!({"settings": Value::Object(sent.clone())});
+    backend.request_json(Method::Put, &path, &[], Some(&body))?;
+    let after = read_group(backend, group, &path)?;
+    Ok(diff_answer(group, &requested, &sent, &before, &after))
+}
+
+/// Also enforced by the schema's enum; kept here so the guard does not rest
+/// on a schema someone might loosen.
+fn refuse_group(group: &str) -> Result<(), ToolError> {
+    if policy::is_reachable_group(group) {
+        return Ok(());
+    }
+    Err(ToolError::invalid_argument(
+        "group",
+        format!(
+            "`{group}` is not a settings group this tool can reach; it reaches only: {}.",
+            policy::GROUPS.join(", ")
+        ),
+    ))
+}
+
+fn refuse_credentials(requested: &Map<String, Value>) -> Result<(), ToolError> {
+    let shaped: Vec<&str> =
+        requested.keys().map(String::as_str).filter(|key| policy::credential_word(key).is_some()).collect();
+    let Some(first) = shaped.first() else { return Ok(()) };
+    Err(ToolError::invalid_argument(
+        &format!("settings.{first}"),
+        format!(
+            "{} named like a credential, so nothing was sent. resmon's keys and passwords are not \
+             settings: they live in the system keychain and are changed in the resmon app, never \
+             through a tool.",
+            quoted_list(&shaped, "is", "are")
+        ),
+    )
+    .with_detail("credential_shaped", json!(shaped)))
+}
+
+fn refuse_withheld(requested: &Map<String, Value>) -> Result<(), ToolError> {
+    let withheld: Map<String, Value> = requested
+        .keys()
+        .filter_map(|key| Some((key.clone(), json!(policy::withheld_reason(key)?))))
+        .collect();
+    let Some((first, reason)) = withheld.iter().next() else { return Ok(()) };
+    let reason = reason.as_str().unwrap_or_default();
+    Err(ToolError::invalid_argument(
+        &format!("settings.{first}"),
+        format!(
+            "`{first}` cannot be changed through a tool: {reason}. The person can change it in the \
+             resmon app. Nothing was sent."
+        ),
+    )
+    .with_detail("withheld", Value::Object(withheld)))
+}
+
+/// Values no key accepts (clarification 12): only text, or a JSON boolean for
+/// an on/off key, ever reaches the PUT.
+fn refuse_unusable_values(requested: &Map<String, Value>) -> Result<(), ToolError> {
+    let Some((key, value)) = requested.iter().find(|(_, value)| !value.is_string() && !value.is_boolean())
+    else {
+        return Ok(());
+    };
+    let hint = match value {
+        Value::Number(number) => format!(" Send it as text, e.g. \"{number}\"."),
+        Value::Null => " To clear a setting, send \"\".".to_string(),
+        _ => String::new(),
+    };
+    Err(ToolError::invalid_argument(
+        &format!("settings.{key}"),
+        format!("The value for `{key}` must be text (or true/false for an on/off setting).{hint}"),
+    ))
+}
+
+/// The group's current keys and values. Embeddings keeps them in a nested
+/// `settings` object beside capability metadata that is not settable.
+fn read_group(backend: &mut Backend, group: &str, path: &str) -> Result<Map<String, Value>, ToolError> {
+    let body = backend.get_object(path, &[])?;
+    let values = if group == "embeddings" { body.get("settings") } else { Some(&body) };
+    match values.and_then(Value::as_object) {
+        Some(values) => Ok(values.clone()),
+        None => Err(backend::unexpected_shape(&format!("GET {path}"), "an object with a `settings` object")),
+    }
+}
+
+/// resmon's PUT silently drops keys outside the group; a tool must not.
+fn refuse_unknown(
+    group: &str,
+    requested: &Map<String, Value>,
+    current: &Map<String, Value>,
+) -> Result<(), ToolError> {
+    let Some(unknown) = requested.keys().find(|key| !current.contains_key(*key)) else { return Ok(()) };
+    let keys: Vec<&str> = current.keys().map(String::as_str).collect();
+    let writable: Vec<&str> = keys.iter().copied().filter(|key| policy::is_writable(key)).collect();
+    Err(ToolError::invalid_argument(
+        &format!("settings.{unknown}"),
+        format!(
+            "`{unknown}` is not a setting of the {group} group. Its keys are: {}; of those, this tool \
+             may change: {}.",
+            keys.join(", "),
+            if writable.is_empty() { "none".to_string() } else { writable.join(", ") }
+        ),
+    )
+    .with_detail("group_keys", json!(keys))
+    .with_detail("writable_keys", json!(writable)))
+}
+
+/// A key the app has but neither list names: newer than this server's
+/// decision, so it stays out of reach until someone makes one.
+fn refuse_unlisted(group: &str, requested: &Map<String, Value>) -> Result<(), ToolError> {
+    let Some(key) = requested.keys().find(|key| !policy::is_writable(key)) else { return Ok(()) };
+    Err(ToolError::invalid_argument(
+        &format!("settings.{key}"),
+        format!(
+            "`{key}` is a setting of the {group} group, but not one this server lets a tool change: \
+             keys resmon added after its list was written stay out of reach until they are reviewed. \
+             Change it in the resmon app."
+        ),
+    ))
+}
+
+/// Text for text keys; for a key the GET returns as a JSON boolean, a JSON
+/// boolean, because resmon stores that one by truthiness and the text "false"
+/// would switch it on (clarification 12).
+fn values_to_send(
+    requested: &Map<String, Value>,
+    current: &Map<String, Value>,
+) -> Result<Map<String, Value>, ToolError> {
+    let mut sent = Map::new();
+    for (key, value) in requested {
+        let is_boolean_key = current.get(key).is_some_and(Value::is_boolean);
+        let converted = if is_boolean_key { as_boolean(key, value)? } else { as_text(key, value)? };
+        sent.insert(key.clone(), converted);
+    }
+    Ok(sent)
+}
+
+fn as_boolean(key: &str, value: &Value) -> Result<Value, ToolError> {
+    match value {
+        Value::Bool(flag) => Ok(json!(flag)),
+        Value::String(text) if text.eq_ignore_ascii_case("true") => Ok(json!(true)),
+        Value::String(text) if text.eq_ignore_ascii_case("false") => Ok(json!(false)),
+        _ => Err(ToolError::invalid_argument(
+            &format!("settings.{key}"),
+            format!("`{key}` is an on/off setting: send \"true\" or \"false\". Nothing was sent."),
+        )),
+    }
+}
+
+fn as_text(key: &str, value: &Value) -> Result<Value, ToolError> {
+    match value {
+        Value::String(_) => Ok(value.clone()),
+        // resmon would store a JSON boolean here as the text "True"/"False",
+        // which is not what a caller sending true means.
+        _ => Err(ToolError::invalid_argument(
+            &format!("settings.{key}"),
+            format!("`{key}` holds text: send the value as a string, e.g. \"true\" rather than true."),
+        )),
+    }
+}
+
+/// The answer is built from the two reads, never from the input
+/// (clarification 13): a side effect on another key is a change too.
+fn diff_answer(
+    group: &str,
+    requested: &Map<String, Value>,
+    sent: &Map<String, Value>,
+    before: &Map<String, Value>,
+    after: &Map<String, Value>,
+) -> Value {
+    let mut changed = Map::new();
+    let mut unchanged = 0;
+    let keys = before.keys().chain(after.keys().filter(|key| !before.contains_key(*key)));
+    for key in keys {
+        let (from, to) = (before.get(key), after.get(key));
+        if from == to {
+            unchanged += 1;
+        } else {
+            changed.insert(key.clone(), json!({"from": from, "to": to}));
+        }
+    }
+    let detail = summary(sent, &changed, after);
+    json!({
+        "group": group,
+        "changed": changed,
+        "requested": requested,
+        "unchanged_key_count": unchanged,
+        "detail": detail,
+    })
+}
+
+fn summary(sent: &Map<String, Value>, changed: &Map<String, Value>, after: &Map<String, Value>) -> String {
+    let not_kept: Vec<&str> = sent
+        .iter()
+        .filter(|(key, value)| after.get(*key) != Some(value))
+        .map(|(key, _)| key.as_str())
+        .collect();
+    let side_effects: Vec<&str> =
+        changed.keys().map(String::as_str).filter(|key| !sent.contains_key(*key)).collect();
+    let mut parts = Vec::new();
+    if changed.is_empty() && not_kept.is_empty() {
+        parts.push("Nothing changed: every requested key already had that value.".to_string());
+    } else {
+        parts.push(format!(
+            "resmon now holds the requested value for {} of {} requested keys.",
+            sent.len() - not_kept.len(),
+            sent.len()
+        ));
+    }
+    if !not_kept.is_empty() {
+        parts.push(format!(
+            "It did not keep the value sent for {}; `changed` shows what it holds.",
+            quoted_list(&not_kept, "", "")
+        ));
+    }
+    if !side_effects.is_empty() {
+        parts.push(format!("Also changed without being asked for: {}.", quoted_list(&side_effects, "", "")));
+    }
+    parts.join(" ")
+}
+
+/// "`a` is" / "`a`, `b` are" (or just the names when both verbs are empty).
+fn quoted_list(names: &[&str], one: &str, many: &str) -> String {
+    let list: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+    let verb = if names.len() == 1 { one } else { many };
+    if verb.is_empty() { list.join(", ") } else { format!("{} {verb}", list.join(", ")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn the_text_false_turns_into_a_json_false_for_an_on_off_key() {
+        let current = map(json!({"notify_manual": true, "notify_automatic_mode": "all"}));
+        let sent = values_to_send(&map(json!({"notify_manual": "False"})), &current).unwrap();
+        assert_eq!(sent["notify_manual"], json!(false));
+        let sent = values_to_send(&map(json!({"notify_manual": "TRUE"})), &current).unwrap();
+        assert_eq!(sent["notify_manual"], json!(true));
+        assert!(values_to_send(&map(json!({"notify_manual": "no"})), &current).is_err());
+        assert!(values_to_send(&map(json!({"notify_manual": "0"})), &current).is_err());
+        assert!(values_to_send(&map(json!({"notify_automatic_mode": true})), &current).is_err());
+    }
+
+    #[test]
+    fn the_diff_counts_side_effects_and_unchanged_keys() {
+        let before = map(json!({"a": "1", "b": "2", "c": "3"}));
+        let after = map(json!({"a": "9", "b": "2", "c": "4"}));
+        let answer = diff_answer("g", &map(json!({"a": "9"})), &map(json!({"a": "9"})), &before, &after);
+        assert_eq!(answer["changed"], json!({"a": {"from": "1", "to": "9"}, "c": {"from": "3", "to": "4"}}));
+        assert_eq!(answer["unchanged_key_count"], json!(1));
+        assert!(answer["detail"].as_str().unwrap().contains("`c`"));
+    }
+}

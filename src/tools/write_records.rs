@@ -1,0 +1,408 @@
+//! The writes that create or switch records: `create_routine`,
+//! `create_watch_profile`, `activate_routine`, `deactivate_routine`
+//! (contract 1.0 "Tools › Write", "Watch profiles and the basis of a match",
+//! "A routine's delivery and coverage").
+
+use serde_json::{Map, Value, json};
+
+use super::write_runs::non_empty_strings;
+use super::{Tool, nullable, object};
+use crate::args::Args;
+use crate::backend::{self, Backend, Method};
+use crate::error::{ToolError, ToolResult};
+
+/// Flags the read-back may still carry as 0/1 (backend NOTES "0/1 integers").
+const ROUTINE_FLAGS: [&str; 5] =
+    ["is_active", "email_enabled", "email_ai_summary_enabled", "ai_enabled", "notify_on_complete"];
+/// Columns resmon stores as JSON text.
+const ROUTINE_JSON_COLUMNS: [&str; 3] = ["parameters", "ai_settings", "storage_settings"];
+/// The notification and AI switches a caller may set at creation.
+const ROUTINE_SWITCHES: [&str; 3] = ["email_enabled", "email_ai_summary_enabled", "notify_on_complete"];
+
+/// What `cited` says when the caller gives no source for the ORCID.
+const UNCITED_ORCID: &str = "Given in a conversation through resmon's MCP tools; no source was cited.";
+
+pub const CREATE_ROUTINE: Tool = Tool {
+    name: "create_routine",
+    title: "Create a routine",
+    description: "Saves a recurring search, or with entity a watch on a person. Created inactive: nothing runs \
+        until activate_routine. Repeat any entity_warning.",
+    input_schema: create_routine_input,
+    output_schema: create_routine_output,
+    requires_confirmation: true,
+    // Adds one routine; changes nothing that exists.
+    destructive: false,
+    // A second call creates a second routine.
+    idempotent: false,
+    // Creating queries nothing; only a later run reaches the sources.
+    open_world: false,
+    handler: create_routine,
+};
+
+pub const CREATE_WATCH_PROFILE: Tool = Tool {
+    name: "create_watch_profile",
+    title: "Create a watch profile",
+    description: "Saves a person to watch for. Without an ORCID, matches are by name only: repeat basis_warning. \
+        Its id is create_routine's entity.profile_id.",
+    input_schema: create_watch_profile_input,
+    output_schema: create_watch_profile_output,
+    requires_confirmation: true,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+    handler: create_watch_profile,
+};
+
+pub const ACTIVATE_ROUTINE: Tool = Tool {
+    name: "activate_routine",
+    title: "Activate a routine",
+    description: "Puts a routine on resmon's schedule on this machine: it will run by itself at its \
+        schedule from now on. Safe to repeat.",
+    input_schema: routine_id_input,
+    output_schema: switch_output,
+    requires_confirmation: true,
+    // Flips one flag that deactivate_routine flips back; nothing is lost.
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: activate_routine,
+};
+
+pub const DEACTIVATE_ROUTINE: Tool = Tool {
+    name: "deactivate_routine",
+    title: "Deactivate a routine",
+    description: "Takes a routine off resmon's schedule; nothing is deleted and run_routine can still run \
+        it on request. Safe to repeat.",
+    input_schema: routine_id_input,
+    output_schema: switch_output,
+    requires_confirmation: true,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+    handler: deactivate_routine,
+};
+
+fn create_routine_input() -> Value {
+    object(
+        json!({
+            "name": {"type": "string"},
+            "keywords": {"type": "array", "items": {"type": "string"}, "description": "May be [] with entity."},
+            "sources": {"type": "array", "items": {"type": "string"}},
+            "schedule": {"type": "string", "description": "Cron, e.g. 0 8 * * 1"},
+            "intent": {"type": "string", "description": "What results should cover."},
+            "entity": {
+                "type": "object",
+                "properties": {
+                    "profile_id": {"type": "integer"},
+                    "mode": {"type": "string", "enum": ["new_papers", "retractions"]},
+                },
+                "required": ["profile_id", "mode"],
+            },
+            "ai_enabled": {"type": "boolean"},
+            "email_enabled": {"type": "boolean"},
+            "email_ai_summary_enabled": {"type": "boolean"},
+            "notify_on_complete": {"type": "boolean"},
+        }),
+        &["name", "keywords", "sources", "schedule"],
+    )
+}
+
+fn routine_record_schema() -> Value {
+    object(
+        json!({
+            "id": {"type": "integer"},
+            "name": {"type": "string"},
+            "schedule_cron": {"type": "string"},
+            "parameters": nullable("The search: query, repositories, keywords, entity."),
+            "intent": nullable("The sentence a coverage audit compares results with, or null."),
+            "is_active": {"type": "boolean", "description": "As resmon stored it: false until activate_routine."},
+            "ai_enabled": {"type": "boolean"},
+            "email_enabled": {"type": "boolean"},
+            "email_ai_summary_enabled": {"type": "boolean"},
+            "notify_on_complete": {"type": "boolean"},
+        }),
+        &["id", "name", "schedule_cron", "parameters", "intent", "is_active"],
+    )
+}
+
+fn create_routine_output() -> Value {
+    object(
+        json!({
+            "routine": routine_record_schema(),
+            "entity_warning": nullable("Why this watch routine can find nothing as configured, or null. Repeat it."),
+            "detail": {"type": "string"},
+        }),
+        &["routine", "entity_warning", "detail"],
+    )
+}
+
+fn create_watch_profile_input() -> Value {
+    object(
+        json!({
+            "name": {"type": "string"},
+            "orcid": {"type": "string"},
+            "orcid_cited": {"type": "string", "description": "Where the ORCID was seen."},
+            "aliases": {"type": "array", "items": {"type": "string"}},
+            "affiliations": {"type": "array", "items": {"type": "string"}},
+            "field_hints": {"type": "array", "items": {"type": "string"}},
+        }),
+        &["name"],
+    )
+}
+
+fn create_watch_profile_output() -> Value {
+    object(
+        json!({
+            "basis_warning": nullable("How weak this profile's matches will be, or null with an ORCID. Repeat it."),
+            "detail": {"type": "string"},
+            "profile": object(
+                json!({
+                    "id": {"type": "integer"},
+                    "kind": {"type": "string"},
+                    "display_name": {"type": "string"},
+                    "basis_warning": nullable("The same warning, as stored."),
+                }),
+                &["id"],
+            ),
+        }),
+        &["basis_warning", "detail", "profile"],
+    )
+}
+
+fn routine_id_input() -> Value {
+    object(json!({"routine_id": {"type": "integer", "minimum": 1}}), &["routine_id"])
+}
+
+fn switch_output() -> Value {
+    object(json!({"id": {"type": "integer"}, "is_active": {"type": "boolean"}}), &["id", "is_active"])
+}
+
+fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
+    let body = routine_body(args)?;
+    let created = backend.request_json(Method::Post, "/api/routines", &[], Some(&body))?;
+    let Some(id) = created.get("id").and_then(Value::as_i64) else {
+        return Err(backend::unexpected_shape("POST /api/routines", "an object with an integer id"));
+    };
+    let record = backend.get_object(&format!("/api/routines/{id}"), &[]).map_err(|error| {
+        error.with_detail("created_routine_id", json!(id)).with_detail(
+            "note",
+            json!("The routine was created, inactive, but reading it back failed; get_routine shows it."),
+        )
+    })?;
+    let routine = routine_record(&record)?;
+    let warning = created.get("entity_warning").cloned().filter(Value::is_string).unwrap_or(Value::Null);
+    let detail = routine_detail(id, &routine, warning.as_str());
+    // The warning sits both in `detail` (the sentence a caller repeats) and at
+    // the top as a field, so a caller that branches need not parse prose.
+    Ok(json!({"routine": routine, "entity_warning": warning, "detail": detail}))
+}
+
+/// The route's own shape (backend routes.json, POST /api/routines):
+/// `schedule_cron`, `parameters` as an object, and `is_active: false` written
+/// out because resmon's default is active (contract 1.0 "Write").
+fn routine_body(args: &Args) -> Result<Value, ToolError> {
+    let name = args.required_str("name")?;
+    if name.trim().is_empty() {
+        return Err(ToolError::invalid_argument("name", "`name` is blank."));
+    }
+    let schedule = args.required_str("schedule")?;
+    if schedule.trim().is_empty() {
+        return Err(ToolError::invalid_argument("schedule", "`schedule` is blank: give a cron expression."));
+    }
+    let mut body = Map::new();
+    body.insert("name".into(), json!(name));
+    body.insert("schedule_cron".into(), json!(schedule));
+    body.insert("parameters".into(), routine_parameters(args)?);
+    body.insert("is_active".into(), json!(false));
+    body.insert("ai_enabled".into(), json!(args.bool("ai_enabled").unwrap_or(false)));
+    for switch in ROUTINE_SWITCHES {
+        if let Some(on) = args.bool(switch) {
+            body.insert(switch.into(), json!(on));
+        }
+    }
+    // Sent only when given, never derived from the keywords: a routine whose
+    // intent is its own keywords would be audited against itself (contract 1.0
+    // "A routine's delivery and coverage").
+    if let Some(intent) = args.str("intent") {
+        if intent.trim().is_empty() {
+            return Err(ToolError::invalid_argument(
+                "intent",
+                "`intent` is blank: leave it out to create the routine without one.",
+            ));
+        }
+        body.insert("intent".into(), json!(intent));
+    }
+    Ok(Value::Object(body))
+}
+
+/// `query` is what resmon searches with; `keywords` keeps the caller's list
+/// as the app's own editor does, so list_routines shows the terms as given.
+/// `entity` goes through unexamined: resmon's check is the one the app's
+/// editor also answers to (contract 1.0 "Watch profiles and the basis of a match").
+fn routine_parameters(args: &Args) -> Result<Value, ToolError> {
+    let keywords: Vec<String> = args
+        .get("keywords")
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
+    let entity = args.get("entity");
+    if keywords.is_empty() && entity.is_none() {
+        return Err(ToolError::invalid_argument(
+            "keywords",
+            "`keywords` is empty: give at least one term, or an `entity` to watch a person instead.",
+        ));
+    }
+    if keywords.iter().any(|keyword| keyword.trim().is_empty()) {
+        return Err(ToolError::invalid_argument("keywords", "`keywords` has a blank entry."));
+    }
+    let sources = non_empty_strings(args, "sources")?;
+    let mut parameters = Map::new();
+    parameters.insert("query".into(), json!(keywords.join(" ")));
+    parameters.insert("repositories".into(), json!(sources));
+    parameters.insert("keywords".into(), json!(keywords));
+    if let Some(entity) = entity {
+        parameters.insert("entity".into(), entity.clone());
+    }
+    Ok(Value::Object(parameters))
+}
+
+/// The read-back with its JSON-in-text columns parsed and its flags as
+/// booleans, so the answer is the record and not resmon's storage format.
+fn routine_record(record: &Value) -> Result<Value, ToolError> {
+    let mut routine = record.as_object().cloned().unwrap_or_default();
+    for column in ROUTINE_JSON_COLUMNS {
+        let parsed = match routine.get(column) {
+            Some(Value::String(text)) => serde_json::from_str(text).unwrap_or(Value::Null),
+            Some(value) => value.clone(),
+            None => Value::Null,
+        };
+        routine.insert(column.into(), parsed);
+    }
+    for flag in ROUTINE_FLAGS {
+        let Some(value) = routine.get(flag) else { continue };
+        match value.as_bool().or_else(|| value.as_i64().map(|number| number != 0)) {
+            Some(on) => routine.insert(flag.into(), json!(on)),
+            // A flag in neither form is dropped rather than guessed at.
+            None => routine.shift_remove(flag),
+        };
+    }
+    routine.entry("intent").or_insert(Value::Null);
+    let well_formed = routine.get("id").is_some_and(Value::is_i64)
+        && routine.get("name").is_some_and(Value::is_string)
+        && routine.get("schedule_cron").is_some_and(Value::is_string)
+        && routine.get("is_active").is_some_and(Value::is_boolean);
+    if !well_formed {
+        return Err(backend::unexpected_shape("GET /api/routines/{id}", "a routine record"));
+    }
+    Ok(Value::Object(routine))
+}
+
+fn routine_detail(id: i64, routine: &Value, warning: Option<&str>) -> String {
+    let state = if routine["is_active"] == json!(false) {
+        format!(
+            "Routine {id} was created inactive: it will not run until activate_routine puts it on the schedule."
+        )
+    } else {
+        format!(
+            "Routine {id} was created, but resmon reports it ACTIVE although it was sent as inactive: it \
+             will run at its schedule. deactivate_routine takes it off."
+        )
+    };
+    match warning {
+        Some(warning) => format!("{state} {warning}"),
+        None => state,
+    }
+}
+
+fn create_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
+    let body = profile_body(args)?;
+    let profile = backend.request_json(Method::Post, "/api/profiles", &[], Some(&body))?;
+    let Some(id) = profile.get("id").and_then(Value::as_i64) else {
+        return Err(backend::unexpected_shape("POST /api/profiles", "a profile with an integer id"));
+    };
+    let warning = profile.get("basis_warning").cloned().filter(Value::is_string).unwrap_or(Value::Null);
+    let detail = match warning.as_str() {
+        Some(warning) => format!("Watch profile {id} was created. {warning}"),
+        None => {
+            format!("Watch profile {id} was created with an ORCID, so matches can rest on the identifier.")
+        }
+    };
+    // Placement is the point: the warning first, then again in the sentence a
+    // caller is most likely to repeat (contract 1.0 "Watch profiles…").
+    Ok(json!({"basis_warning": warning, "detail": detail, "profile": profile}))
+}
+
+/// Always a person: the tool's arguments describe one (routes.json,
+/// POST /api/profiles). The display name is also the first name to match.
+fn profile_body(args: &Args) -> Result<Value, ToolError> {
+    let name = args.required_str("name")?;
+    if name.trim().is_empty() {
+        return Err(ToolError::invalid_argument("name", "`name` is blank."));
+    }
+    let mut names = vec![json!({"value": name})];
+    names.extend(strings(args, "aliases").into_iter().map(|alias| json!({"value": alias})));
+    let identifiers = match (args.str("orcid"), args.str("orcid_cited")) {
+        (Some(orcid), cited) => json!({"orcid": {"value": orcid, "cited": cited.unwrap_or(UNCITED_ORCID)}}),
+        (None, Some(_)) => {
+            return Err(ToolError::invalid_argument(
+                "orcid_cited",
+                "`orcid_cited` says where an ORCID was seen, so it needs `orcid` too.",
+            ));
+        }
+        (None, None) => json!({}),
+    };
+    Ok(json!({
+        "kind": "person",
+        "display_name": name,
+        "names": names,
+        "identifiers": identifiers,
+        "affiliations": strings(args, "affiliations"),
+        "field_hints": strings(args, "field_hints"),
+    }))
+}
+
+fn strings(args: &Args, name: &str) -> Vec<String> {
+    args.get(name)
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+fn activate_routine(backend: &mut Backend, args: &Args) -> ToolResult {
+    switch_routine(backend, args, "activate")
+}
+
+fn deactivate_routine(backend: &mut Backend, args: &Args) -> ToolResult {
+    switch_routine(backend, args, "deactivate")
+}
+
+fn switch_routine(backend: &mut Backend, args: &Args, action: &str) -> ToolResult {
+    let routine_id = args.required_int("routine_id")?;
+    let route = format!("/api/routines/{routine_id}/{action}");
+    let answer = backend.request_json(Method::Post, &route, &[], None)?;
+    match (answer.get("id").and_then(Value::as_i64), answer.get("is_active").and_then(Value::as_bool)) {
+        (Some(id), Some(is_active)) => Ok(json!({"id": id, "is_active": is_active})),
+        _ => Err(backend::unexpected_shape(&format!("POST {route}"), "{id, is_active}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_read_back_is_shaped_into_a_record() {
+        let record = json!({
+            "id": 8, "name": "w", "schedule_cron": "0 8 * * 1",
+            "parameters": "{\"query\": \"q\", \"repositories\": [\"arxiv\"]}",
+            "is_active": 0, "ai_enabled": true, "ai_settings": null
+        });
+        let routine = routine_record(&record).unwrap();
+        assert_eq!(routine["parameters"], json!({"query": "q", "repositories": ["arxiv"]}));
+        assert_eq!(routine["is_active"], json!(false));
+        assert_eq!(routine["ai_enabled"], json!(true));
+        assert_eq!(routine["intent"], Value::Null);
+        assert_eq!(routine["storage_settings"], Value::Null);
+        assert!(routine_record(&json!({"id": 8})).is_err());
+    }
+}

@@ -1,0 +1,214 @@
+//! The two writes that start a run now: `run_sweep` and `run_routine`
+//! (contract 1.0 "Tools › Write", "Running a routine now", "Execution status").
+//! Both return as soon as resmon admits the run; progress is polled.
+
+use serde_json::{Map, Value, json};
+
+use super::{Tool, nullable, object};
+use crate::args::Args;
+use crate::backend::{self, Backend, Method, Reply};
+use crate::error::{Code, ToolError, ToolResult};
+
+/// resmon's own default is 100; a smaller run is the token-friendlier start.
+const DEFAULT_MAX_RESULTS: i64 = 50;
+
+pub const RUN_SWEEP: Tool = Tool {
+    name: "run_sweep",
+    title: "Run a one-off search",
+    description: "Searches the named sources now; new papers join the corpus. Returns execution_id at once: \
+        poll get_execution. A run can end `interrupted` (app closed mid-run), which is not `failed`.",
+    input_schema: run_sweep_input,
+    output_schema: run_sweep_output,
+    requires_confirmation: true,
+    // Adds an execution and papers; removes and overwrites nothing.
+    destructive: false,
+    // Each call is a new run with a new execution id.
+    idempotent: false,
+    open_world: true,
+    handler: run_sweep,
+};
+
+pub const RUN_ROUTINE: Tool = Tool {
+    name: "run_routine",
+    title: "Run a routine now",
+    description: "Runs a saved routine once, now, even if inactive. Read `queued` first: true means \
+        resmon is at its run limit and will start it itself (execution_id null); otherwise poll \
+        execution_id with get_execution.",
+    input_schema: run_routine_input,
+    output_schema: run_routine_output,
+    requires_confirmation: true,
+    destructive: false,
+    idempotent: false,
+    open_world: true,
+    handler: run_routine,
+};
+
+fn run_sweep_input() -> Value {
+    object(
+        json!({
+            "query": {"type": "string"},
+            "sources": {"type": "array", "items": {"type": "string"}, "description": "Slugs from list_sources."},
+            "date_from": {"type": "string", "description": "YYYY-MM-DD"},
+            "date_to": {"type": "string"},
+            "max_results": {"type": "integer", "minimum": 1, "description": "Default 50."},
+            "ai_enabled": {"type": "boolean"},
+        }),
+        &["query", "sources"],
+    )
+}
+
+fn run_sweep_output() -> Value {
+    object(
+        json!({
+            "execution_id": {"type": "integer", "description": "Poll with get_execution."},
+            "duplicate": {"type": "boolean", "description": "True when resmon answered with an earlier identical run."},
+            "detail": {"type": "string"},
+        }),
+        &["execution_id", "duplicate", "detail"],
+    )
+}
+
+fn run_routine_input() -> Value {
+    object(json!({"routine_id": {"type": "integer", "minimum": 1}}), &["routine_id"])
+}
+
+fn run_routine_output() -> Value {
+    object(
+        json!({
+            "queued": {"type": "boolean", "description": "Read first: true means no execution exists yet."},
+            "execution_id": nullable("The run's id; null while queued."),
+            "queue_position": nullable("1 is next; null unless queued."),
+            "routine_id": {"type": "integer"},
+            "was_inactive": nullable("True when the routine is off its schedule and ran because it was asked to."),
+            "detail": nullable("resmon's sentence about the run."),
+        }),
+        &["queued", "execution_id", "queue_position", "routine_id", "was_inactive", "detail"],
+    )
+}
+
+fn run_sweep(backend: &mut Backend, args: &Args) -> ToolResult {
+    let body = sweep_body(args)?;
+    let reply = backend.send(Method::Post, "/api/search/sweep", &[], Some(&body))?;
+    if reply.status == 429 {
+        return Err(at_run_limit(&reply));
+    }
+    backend::success(&reply)?;
+    let answer = reply.json_object()?;
+    let Some(execution_id) = answer.get("execution_id").and_then(Value::as_i64) else {
+        return Err(backend::unexpected_shape(&reply.route, "an object with an integer execution_id"));
+    };
+    Ok(json!({
+        "execution_id": execution_id,
+        "duplicate": answer.get("duplicate").and_then(Value::as_bool).unwrap_or(false),
+        "detail": format!(
+            "Run {execution_id} started. Poll get_execution for its status; `interrupted` means the app \
+             stopped mid-run, not that the search failed."
+        ),
+    }))
+}
+
+/// The route's own field names (`repositories`, not `sources`); optional
+/// fields are sent only when given so resmon's defaults stay resmon's.
+fn sweep_body(args: &Args) -> Result<Value, ToolError> {
+    let query = args.required_str("query")?;
+    if query.trim().is_empty() {
+        return Err(ToolError::invalid_argument("query", "`query` is blank: give the words to search for."));
+    }
+    let sources = non_empty_strings(args, "sources")?;
+    let mut body = Map::new();
+    body.insert("query".into(), json!(query));
+    body.insert("repositories".into(), json!(sources));
+    body.insert("max_results".into(), json!(args.int("max_results").unwrap_or(DEFAULT_MAX_RESULTS)));
+    for name in ["date_from", "date_to"] {
+        if let Some(date) = args.str(name) {
+            body.insert(name.into(), json!(date));
+        }
+    }
+    if let Some(ai_enabled) = args.bool("ai_enabled") {
+        body.insert("ai_enabled".into(), json!(ai_enabled));
+    }
+    Ok(Value::Object(body))
+}
+
+/// A list argument that must name at least one thing, none of them blank.
+pub(super) fn non_empty_strings(args: &Args, name: &str) -> Result<Vec<String>, ToolError> {
+    let items: Vec<String> = args
+        .get(name)
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
+    if items.is_empty() {
+        return Err(ToolError::invalid_argument(name, format!("`{name}` is empty: name at least one.")));
+    }
+    if items.iter().any(|item| item.trim().is_empty()) {
+        return Err(ToolError::invalid_argument(name, format!("`{name}` has a blank entry.")));
+    }
+    Ok(items)
+}
+
+/// 429 at the manual-run cap: a conflict in resmon's words, with its hint of
+/// when to try again.
+fn at_run_limit(reply: &Reply) -> ToolError {
+    let error = backend::status_error(reply);
+    match reply.header("Retry-After").and_then(|value| value.trim().parse::<u64>().ok()) {
+        Some(seconds) => error.with_detail("retry_after_seconds", json!(seconds)),
+        None => error,
+    }
+}
+
+fn run_routine(backend: &mut Backend, args: &Args) -> ToolResult {
+    let routine_id = args.required_int("routine_id")?;
+    let path = format!("/api/routines/{routine_id}/run");
+    let reply = backend.send(Method::Post, &path, &[], None)?;
+    if reply.status == 409 && reply.header("X-Resmon-Conflict") == Some("routine_already_running") {
+        return Err(already_running(&reply));
+    }
+    backend::success(&reply)?;
+    let answer = reply.json_object()?;
+    Ok(run_answer(routine_id, reply.status == 202, &answer))
+}
+
+/// Started (200) and queued (202) share one shape whose nullable fields are
+/// always present (clarification 7); `queued` is decided by the status as well
+/// as the body, so a queued run can never be read as started.
+fn run_answer(routine_id: i64, accepted_later: bool, answer: &Value) -> Value {
+    let queued = accepted_later || answer.get("queued").and_then(Value::as_bool) == Some(true);
+    let field = |name: &str| answer.get(name).cloned().unwrap_or(Value::Null);
+    json!({
+        "queued": queued,
+        "execution_id": if queued { Value::Null } else { field("execution_id") },
+        "queue_position": if queued { field("queue_position") } else { Value::Null },
+        "routine_id": answer.get("routine_id").and_then(Value::as_i64).unwrap_or(routine_id),
+        "was_inactive": field("was_inactive"),
+        "detail": field("detail"),
+    })
+}
+
+/// The machine-readable part of this conflict travels in headers; the body is
+/// a sentence (backend NOTES disagreement 16).
+fn already_running(reply: &Reply) -> ToolError {
+    let execution_id =
+        reply.header("X-Resmon-Execution-Id").and_then(|value| value.trim().parse::<i64>().ok());
+    ToolError::new(Code::Conflict, backend::status_error(reply).message)
+        .with_detail("conflict", json!("routine_already_running"))
+        .with_detail("execution_id", json!(execution_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queued_run_never_reports_an_execution_id() {
+        let answer =
+            run_answer(7, true, &json!({"execution_id": 5, "queue_position": 2, "detail": "queued"}));
+        assert_eq!(answer["queued"], json!(true));
+        assert_eq!(answer["execution_id"], Value::Null);
+        assert_eq!(answer["queue_position"], json!(2));
+        let started = run_answer(7, false, &json!({"execution_id": 5, "was_inactive": true}));
+        assert_eq!(started["queued"], json!(false));
+        assert_eq!(started["execution_id"], json!(5));
+        assert_eq!(started["queue_position"], Value::Null);
+        assert_eq!(started["detail"], Value::Null);
+    }
+}

@@ -1,0 +1,19 @@
+//! The one integration-test crate: the real binary over pipes against the
+//! one fake backend (tests/support/fake_backend.rs).
+
+#[path = "../support/fake_backend.rs"]
+mod fake_backend;
+mod harness;
+
+// Protocol rules of both MCP eras, no backend needed.
+mod protocol;
+// Discovery, the HTTP client's rules, the error model, health and the CLI.
+mod spine;
+// The listing: counts, flags, schema portability, context budget.
+mod surface;
+// Read tools: corpus, documents, sources, analytics, watchdog, exports.
+mod reads_corpus;
+// Read tools: routines, executions, watch profiles.
+mod reads_runs;
+// Write tools, read-only sessions and the settings guards.
+mod writes;

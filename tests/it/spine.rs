@@ -1,0 +1,415 @@
+//! Discovery, the HTTP client's rules, the error model, `health`, and the
+//! command line, against the fake backend (issue 2 §3-§9).
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::fake_backend::{FakeBackend, Fault};
+use crate::harness::{Session, TempDir, cli_call, env_for, run_cli, structured, tool_error};
+
+fn env(pairs: &[(&str, String)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(key, value)| (key.to_string(), value.clone())).collect()
+}
+
+/// A loopback port with nothing listening on it.
+fn dead_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// A listener that counts the connections it receives (a stand-in for a
+/// proxy or a redirect target that must never be reached).
+struct Witness {
+    port: u16,
+    hits: Arc<Mutex<usize>>,
+}
+
+impl Witness {
+    fn start() -> Witness {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let hits = Arc::new(Mutex::new(0));
+        let counter = hits.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { break };
+                *counter.lock().unwrap() += 1;
+                let mut buf = [0u8; 1024];
+                let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+                let _ = stream.read(&mut buf);
+            }
+        });
+        Witness { port, hits }
+    }
+
+    fn hits(&self) -> usize {
+        *self.hits.lock().unwrap()
+    }
+}
+
+fn assert_no_token(fake: &FakeBackend, text: &str) {
+    assert!(!text.contains(&fake.token()), "the token leaked: {text}");
+}
+
+#[test]
+fn health_end_to_end_over_stdio_carries_the_identity() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let mut session = Session::initialized(&env_for(&fake));
+    let result = session.call("health", json!({}));
+    let health = structured(&result);
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["version"], "2.3.0");
+    assert_eq!(health["identity"]["runtime_id"], fake.runtime_id());
+    assert_eq!(health["identity"]["contract_version"], 1);
+    for key in ["schema_version", "scheduler", "daemon"] {
+        assert!(health.get(key).is_some(), "{key} missing: {health}");
+    }
+    let (status, stderr) = session.finish();
+    assert!(status.success());
+    assert_no_token(&fake, &stderr);
+}
+
+#[test]
+fn every_request_carries_the_token_and_the_exact_host_and_no_origin() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let (code, _, _) = cli_call("health", json!({}), &env_for(&fake));
+    assert_eq!(code, Some(0));
+    let requests = fake.requests();
+    assert!(!requests.is_empty());
+    for request in &requests {
+        assert_eq!(request.header("authorization"), Some(format!("Bearer {}", fake.token()).as_str()));
+        assert_eq!(request.header("host"), Some(format!("127.0.0.1:{}", fake.port()).as_str()));
+        assert_eq!(request.header("origin"), None);
+        let hosts = request.headers.iter().filter(|(name, _)| name == "host").count();
+        assert_eq!(hosts, 1);
+        assert_eq!(request.status, 200);
+    }
+}
+
+#[test]
+fn discovery_is_cached_for_the_session() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let mut session = Session::initialized(&env_for(&fake));
+    structured(&session.call("health", json!({})));
+    let after_first = fake.requests().len();
+    assert_eq!(after_first, 2, "discovery's confirmation plus the call itself");
+    structured(&session.call("health", json!({})));
+    structured(&session.call("health", json!({})));
+    assert_eq!(fake.requests().len(), after_first + 2, "no second discovery");
+}
+
+#[test]
+fn call_prints_health_and_exits_zero() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let (code, answer, all_output) = cli_call("health", json!({}), &env_for(&fake));
+    assert_eq!(code, Some(0), "{all_output}");
+    assert_eq!(answer["identity"]["runtime_id"], fake.runtime_id());
+    assert_no_token(&fake, &all_output);
+}
+
+#[test]
+fn resmon_port_wins_and_a_named_port_that_does_not_answer_is_never_widened() {
+    let dir = TempDir::new();
+    // A live resmon whose port file and token are right there...
+    let other = FakeBackend::start(dir.path());
+    // ...but RESMON_PORT names a port where nothing listens.
+    let port = dead_port();
+    let vars = env(&[
+        ("RESMON_PORT", port.to_string()),
+        ("RESMON_PORT_FILE", other.port_file().display().to_string()),
+        ("RESMON_STATE_DIR", other.state_dir().display().to_string()),
+    ]);
+    std::fs::write(dir.path().join(format!("api-token-{port}")), "a".repeat(43)).unwrap();
+    let (code, answer, output) = cli_call("health", json!({}), &vars);
+    assert_eq!(code, Some(1));
+    assert_eq!(answer["error"], "backend_unavailable");
+    assert_eq!(answer["message"], "resmon is not running. Start the resmon app and try again.");
+    assert_eq!(answer["tried"], json!([format!("http://127.0.0.1:{port}")]));
+    assert!(other.requests().is_empty(), "a port nobody named was reached: {output}");
+}
+
+#[test]
+fn a_malformed_resmon_port_is_refused_without_falling_through() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    for bad in ["abc", "0", "70000", "80 81", "-1"] {
+        let mut vars = env_for(&fake);
+        vars.push(("RESMON_PORT".into(), bad.into()));
+        let (code, answer, _) = cli_call("health", json!({}), &vars);
+        assert_eq!(code, Some(1));
+        assert_eq!(answer["error"], "backend_unavailable", "{bad}");
+        assert_eq!(answer["detail"]["source"], "RESMON_PORT");
+        assert_eq!(answer["detail"]["value"], bad);
+        assert!(answer["message"].as_str().unwrap().contains("RESMON_PORT"));
+    }
+    assert!(fake.requests().is_empty(), "a malformed RESMON_PORT fell through to the port file");
+}
+
+#[test]
+fn a_malformed_port_file_is_refused_naming_the_file() {
+    let dir = TempDir::new();
+    let port_file = dir.path().join("resmon.port");
+    std::fs::write(&port_file, "not-a-port").unwrap();
+    let vars = env(&[
+        ("RESMON_PORT_FILE", port_file.display().to_string()),
+        ("RESMON_STATE_DIR", dir.path().display().to_string()),
+    ]);
+    let (code, answer, _) = cli_call("health", json!({}), &vars);
+    assert_eq!(code, Some(1));
+    assert_eq!(answer["error"], "backend_unavailable");
+    assert_eq!(answer["detail"]["value"], "not-a-port");
+    assert!(answer["message"].as_str().unwrap().contains(&port_file.display().to_string()));
+}
+
+#[test]
+fn the_port_file_beside_resmon_db_path_names_the_instance() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let vars = env(&[
+        ("RESMON_DB_PATH", dir.path().join("resmon.db").display().to_string()),
+        ("RESMON_STATE_DIR", fake.state_dir().display().to_string()),
+    ]);
+    let (code, answer, _) = cli_call("health", json!({}), &vars);
+    assert_eq!(code, Some(0), "{answer}");
+    assert_eq!(answer["identity"]["runtime_id"], fake.runtime_id());
+}
+
+#[test]
+fn nothing_named_is_refused_without_claiming_resmon_is_down() {
+    let (code, answer, _) = cli_call("health", json!({}), &[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(answer["error"], "backend_unavailable");
+    assert_eq!(answer["no_port_named"], true);
+    assert_eq!(answer["tried"], json!([]));
+    let message = answer["message"].as_str().unwrap();
+    assert!(!message.contains("not running"), "{message}");
+    assert!(message.contains("RESMON_PORT") && message.contains("RESMON_PORT_FILE"));
+    assert!(message.contains("resmon.port"), "names the port-file path it looked for: {message}");
+}
+
+#[test]
+fn check_without_resmon_prints_the_no_port_diagnosis_and_fails() {
+    let output = run_cli(&["--check"], &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("RESMON_PORT: not set"), "{stdout}");
+    assert!(stdout.contains("RESMON_PORT_FILE: not set"), "{stdout}");
+    assert!(stdout.contains("resmon.port: does not exist"), "{stdout}");
+    assert!(stdout.contains("No resmon instance was named"), "{stdout}");
+    let json_output = run_cli(&["--check", "--json"], &[]);
+    let report: Value = serde_json::from_slice(&json_output.stdout).unwrap();
+    assert_eq!(json_output.status.code(), Some(1));
+    assert_eq!(report["connected"], false);
+    assert_eq!(report["error"]["no_port_named"], true);
+}
+
+#[test]
+fn check_against_a_running_resmon_tells_each_step_and_never_the_token() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let output = run_cli(&["--check"], &env_for(&fake));
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains(&format!("holds \"{}\"", fake.port())), "{stdout}");
+    assert!(stdout.contains("present and well-formed"), "{stdout}");
+    assert!(stdout.contains(&fake.runtime_id()), "{stdout}");
+    assert!(stdout.contains("mode: full surface"), "{stdout}");
+    assert_no_token(&fake, &stdout);
+    assert_no_token(&fake, &String::from_utf8_lossy(&output.stderr));
+    let mut vars = env_for(&fake);
+    vars.push(("RESMON_MCP_READ_ONLY".into(), "1".into()));
+    let json_output = run_cli(&["--check", "--json"], &vars);
+    let report: Value = serde_json::from_slice(&json_output.stdout).unwrap();
+    assert_eq!(report["connected"], true);
+    assert_eq!(report["read_only"], true);
+    assert_eq!(report["health"]["identity"]["runtime_id"], fake.runtime_id());
+}
+
+#[test]
+fn a_missing_or_unusable_token_file_names_the_instance_and_sends_nothing() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    std::fs::remove_file(fake.token_file()).unwrap();
+    let (code, answer, _) = cli_call("health", json!({}), &env_for(&fake));
+    assert_eq!(code, Some(1));
+    assert_eq!(answer["error"], "backend_unavailable");
+    assert_eq!(answer["detail"]["port"], fake.port());
+    assert_eq!(answer["detail"]["token_file"], fake.token_file().display().to_string());
+    std::fs::write(fake.token_file(), "too short\n").unwrap();
+    let (_, answer, _) = cli_call("health", json!({}), &env_for(&fake));
+    assert_eq!(answer["error"], "backend_unavailable");
+    assert!(answer["message"].as_str().unwrap().contains("usable token"));
+    assert!(fake.requests().is_empty(), "a request went out without a usable token");
+}
+
+#[test]
+fn a_stale_token_is_reported_and_the_next_call_rediscovers() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let old_token = fake.token();
+    let mut session = Session::initialized(&env_for(&fake));
+    structured(&session.call("health", json!({})));
+    fake.restart_with_new_token();
+    let refused = tool_error(&session.call("health", json!({})));
+    assert_eq!(refused["error"], "backend_unavailable");
+    assert_eq!(refused["detail"]["reason"], "token_invalid");
+    // The file now holds the new token: the next call finds it by itself.
+    let health = session.call("health", json!({}));
+    assert_eq!(structured(&health)["identity"]["runtime_id"], fake.runtime_id());
+    let transcript = session.transcript.join("\n");
+    let (_, stderr) = session.finish();
+    for token in [old_token, fake.token()] {
+        assert!(!transcript.contains(&token) && !stderr.contains(&token));
+    }
+}
+
+#[test]
+fn proxy_variables_are_ignored() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let proxy = Witness::start();
+    let mut vars = env_for(&fake);
+    for name in ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY"] {
+        vars.push((name.into(), format!("http://127.0.0.1:{}", proxy.port)));
+    }
+    let (code, _, output) = cli_call("health", json!({}), &vars);
+    assert_eq!(code, Some(0), "{output}");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(proxy.hits(), 0, "the proxy received a request (and so the token)");
+}
+
+#[test]
+fn a_redirect_is_an_error_and_is_not_followed() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let mut session = Session::initialized(&env_for(&fake));
+    structured(&session.call("health", json!({})));
+    let target = Witness::start();
+    fake.override_response(
+        "GET",
+        "/api/health",
+        302,
+        &[("Location", &format!("http://127.0.0.1:{}/api/health", target.port))],
+        "",
+    );
+    let error = tool_error(&session.call("health", json!({})));
+    assert_eq!(error["error"], "upstream_error");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(target.hits(), 0, "the redirect was followed");
+}
+
+#[test]
+fn a_backend_that_never_answers_is_abandoned_within_the_bound() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let mut session = Session::initialized(&env_for(&fake));
+    structured(&session.call("health", json!({})));
+    fake.set_fault(Fault::Hang);
+    let started = Instant::now();
+    let error = tool_error(&session.call("health", json!({})));
+    let took = started.elapsed();
+    assert_eq!(error["error"], "backend_unavailable");
+    assert!(took < Duration::from_secs(6), "took {took:?} with a 1.5 s bound");
+    fake.set_fault(Fault::None);
+    // The session survives, and the next call reaches resmon again.
+    structured(&session.call("health", json!({})));
+}
+
+#[test]
+fn faults_become_structured_errors_and_never_leak_the_token_or_the_body() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let mut session = Session::initialized(&env_for(&fake));
+    structured(&session.call("health", json!({})));
+    let cases = [
+        (Fault::Html500, "upstream_error"),
+        (Fault::NonJson200, "upstream_error"),
+        (Fault::WrongShape200, "upstream_error"),
+        (Fault::ResetMidBody, "upstream_error"),
+        (Fault::LyingContentLength, "upstream_error"),
+        (Fault::Oversize, "upstream_error"),
+        (Fault::HostRefused, "internal_error"),
+    ];
+    for (fault, code) in cases {
+        fake.set_fault(fault.clone());
+        let result = session.call("health", json!({}));
+        let error = tool_error(&result);
+        assert_eq!(error["error"], code, "{fault:?}: {error}");
+        let text = result.to_string();
+        assert!(!text.contains("<html") && !text.contains("Traceback"), "{fault:?} leaked the body: {text}");
+        fake.set_fault(Fault::None);
+        structured(&session.call("health", json!({})));
+    }
+    fake.set_fault(Fault::EchoToken);
+    let echoed = session.call("health", json!({}));
+    assert!(!echoed.to_string().contains(&fake.token()));
+    fake.set_fault(Fault::None);
+    let token = fake.token();
+    let transcript = session.transcript.join("\n");
+    let (_, stderr) = session.finish();
+    assert!(!transcript.contains(&token), "token on stdout");
+    assert!(!stderr.contains(&token), "token on stderr");
+}
+
+#[test]
+fn expected_runtime_id_is_checked_before_anything_and_against_the_reply() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let vars = env_for(&fake);
+    for bad in
+        ["", "NOT-A-UUID", "3F6B2A1E-9C4D-4E8A-B2F1-7D0C5E6A9B13", "3f6b2a1e-9c4d-1e8a-b2f1-7d0c5e6a9b13"]
+    {
+        let (code, answer, _) = cli_call("health", json!({"expected_runtime_id": bad}), &vars);
+        assert_eq!(code, Some(1));
+        assert_eq!(answer["error"], "invalid_argument", "{bad:?}");
+        assert_eq!(answer["detail"]["argument"], "expected_runtime_id");
+    }
+    assert!(fake.requests().is_empty(), "a malformed expectation reached the network");
+    let other = "0b7e9c52-6f1a-4d3e-8a2b-9c0d1e2f3a4b";
+    let (_, answer, _) = cli_call("health", json!({"expected_runtime_id": other}), &vars);
+    assert_eq!(answer["error"], "instance_mismatch");
+    assert_eq!(answer["detail"]["actual_runtime_id"], fake.runtime_id());
+    let (code, answer, _) = cli_call("health", json!({"expected_runtime_id": fake.runtime_id()}), &vars);
+    assert_eq!(code, Some(0), "{answer}");
+    let sent = fake.requests();
+    let last = sent.last().unwrap();
+    assert_eq!(last.query_pairs, vec![("expected_runtime_id".to_string(), fake.runtime_id())]);
+}
+
+#[test]
+fn a_backend_without_a_usable_identity_is_not_attached() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    fake.override_response(
+        "GET",
+        "/api/health",
+        200,
+        &[("Content-Type", "application/json")],
+        r#"{"status":"ok","version":"2.3.0"}"#,
+    );
+    let (code, answer, _) = cli_call("health", json!({}), &env_for(&fake));
+    assert_eq!(code, Some(1));
+    assert_eq!(answer["error"], "backend_unavailable");
+    assert_eq!(fake.requests().len(), 1, "no other route after a failed confirmation");
+}
+
+#[test]
+fn usage_errors_exit_two_and_help_and_version_work() {
+    assert_eq!(run_cli(&["--bogus"], &[]).status.code(), Some(2));
+    assert_eq!(run_cli(&["call"], &[]).status.code(), Some(2));
+    assert_eq!(run_cli(&["call", "health", "{not json"], &[]).status.code(), Some(2));
+    assert_eq!(run_cli(&["call", "no_such_tool", "{}"], &[]).status.code(), Some(2));
+    let help = run_cli(&["--help"], &[]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--check"));
+    let version = run_cli(&["--version"], &[]);
+    assert!(String::from_utf8_lossy(&version.stdout).contains(env!("CARGO_PKG_VERSION")));
+}

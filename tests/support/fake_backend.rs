@@ -1,0 +1,789 @@
+//! A stand-in for the resmon backend, for tests and for trying the MCP server by hand.
+//!
+//! It is a real HTTP/1.1 server on 127.0.0.1 (std only, one thread per
+//! connection, keep-alive) that announces itself the way resmon does: a
+//! `resmon.port` file and an owner-only `api-token-<port>` file in the state
+//! directory. Every request goes through resmon's guard (Host, then Origin,
+//! then the bearer token) before any route sees it, and every request that
+//! reaches the socket is recorded, refused or not.
+//!
+//! The data it serves is a small, obviously synthetic corpus kept as JSON in
+//! `fixtures/backend/`. Tests can reach into it with [`FakeBackend::state`],
+//! make routes misbehave with [`FakeBackend::set_fault`] /
+//! [`FakeBackend::set_fault_for`], or pin one route's answer with
+//! [`FakeBackend::override_response`].
+//!
+//! Include it with `#[path = "../support/fake_backend.rs"] mod fake_backend;`.
+#![allow(dead_code)]
+
+#[path = "fake_backend/export.rs"]
+mod export;
+#[path = "fake_backend/http.rs"]
+mod http;
+#[path = "fake_backend/routes.rs"]
+mod routes;
+#[path = "fake_backend/state.rs"]
+mod state;
+#[path = "fake_backend/util.rs"]
+mod util;
+
+#[allow(unused_imports)]
+pub use routes::{ROUTES, SETTINGS_GROUPS};
+pub use state::State;
+
+use http::{ReadOutcome, Request, Response};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::io::{self, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+/// Ids in the synthetic corpus that tests can rely on.
+pub mod corpus {
+    /// First and last paper ids (801..=834, 34 papers: 14 arxiv, 9 biorxiv, 8 pubmed, 1 medrxiv, 1 crossref, 1 more arxiv undated).
+    pub const FIRST_DOC: i64 = 801;
+    pub const LAST_DOC: i64 = 834;
+    pub const DOC_COUNT: usize = 34;
+    /// Paper with `publication_date: null` (sorts last, no vector).
+    pub const DOC_UNDATED: i64 = 834;
+    /// Papers without a stored vector.
+    pub const DOCS_UNEMBEDDED: [i64; 2] = [833, 834];
+    /// Paper with a partial date ("2026-07").
+    pub const DOC_PARTIAL_DATE: i64 = 830;
+    /// Paper without a DOI.
+    pub const DOC_NO_DOI: i64 = 829;
+    /// Paper without an abstract.
+    pub const DOC_NO_ABSTRACT: i64 = 831;
+    /// Paper whose title has LaTeX-special characters (`%`, `&`, `_`).
+    pub const DOC_LATEX_TITLE: i64 = 806;
+    /// Retracted paper (lifecycle event, severity critical).
+    pub const DOC_RETRACTED: i64 = 805;
+    /// Paper with a published-version and a new-version event.
+    pub const DOC_VERSIONED: i64 = 803;
+    /// A paper id that does not exist.
+    pub const DOC_MISSING: i64 = 99_999;
+
+    /// Active keyword routine "Weekly graph ML" (email/folder/feed targets, a failed email delivery).
+    pub const ROUTINE_ACTIVE: i64 = 7;
+    /// Inactive routine "Protein folding digest" (no deliveries, no intent).
+    pub const ROUTINE_INACTIVE: i64 = 8;
+    /// Active watch routine "Watch: Test Author One"; it has a running execution (121).
+    pub const ROUTINE_WATCH: i64 = 9;
+
+    /// Executions: one per status.
+    pub const EXEC_OLD_COMPLETED: i64 = 115; // deep_sweep, 30 papers, no queries_as_sent (null)
+    pub const EXEC_FAILED: i64 = 116;
+    pub const EXEC_CANCELLED: i64 = 117;
+    pub const EXEC_INTERRUPTED: i64 = 118; // interrupted_reason owner_dead, restarted_into [119]
+    pub const EXEC_RESTARTED: i64 = 119; // completed, restarted_from 118, biorxiv in part, default_starts
+    pub const EXEC_DEEP_DIVE: i64 = 120;
+    pub const EXEC_RUNNING: i64 = 121; // routine 9
+    pub const EXEC_MISSING: i64 = 99_999;
+
+    /// Watch profiles.
+    pub const PROFILE_WITH_ORCID: i64 = 5; // "Test Author One", basis_warning null, all three bases
+    pub const PROFILE_NO_ID: i64 = 6; // "Test Author Two", basis_warning set, name_only matches
+    pub const PROFILE_INSTITUTION: i64 = 7; // ROR only: still a basis_warning; no matches
+}
+
+/// One request as the fake saw it.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub method: String,
+    /// The path without the query string, as sent.
+    pub path: String,
+    /// The raw query string, without `?`.
+    pub query: String,
+    /// The query, percent-decoded, in order.
+    pub query_pairs: Vec<(String, String)>,
+    /// Header names lowercased, in order, duplicates kept.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// The status the fake answered; 0 if it never answered (e.g. `Fault::Hang`).
+    pub status: u16,
+}
+
+impl Recorded {
+    /// First header with that name (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON, if it is JSON.
+    pub fn json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+
+    /// First query parameter with that name (decoded).
+    pub fn query_param(&self, name: &str) -> Option<&str> {
+        self.query_pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Ways to make the fake misbehave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    None,
+    /// Read the request, never answer; the socket stays open until stop or the client leaves.
+    Hang,
+    /// Status line and headers with Content-Length N, part of the body, then close.
+    ResetMidBody,
+    /// Content-Length larger than the body sent, then close.
+    LyingContentLength,
+    /// 500 text/html with a Python traceback in it.
+    Html500,
+    /// 200 application/json whose body is not JSON.
+    NonJson200,
+    /// 200 with `[1,2,3]`.
+    WrongShape200,
+    /// 200 with `{}`.
+    NullsBody200,
+    /// 302 to another local port (see [`FakeBackend::redirect_target_hits`]).
+    Redirect,
+    /// 200 application/json, a valid JSON body of 20 MiB, streamed.
+    Oversize,
+    /// The route's own answer with the request's bearer token planted in string fields
+    /// (`detail`, `message`, and a `note` in nested objects / array rows).
+    EchoToken,
+    /// That status with that body (application/json).
+    Status(u16, String),
+    /// 401 token_invalid, in place of the guard.
+    Unauthorized,
+    /// 403 host_refused, in place of the guard.
+    HostRefused,
+}
+
+const OVERSIZE_BYTES: usize = 20 * 1024 * 1024;
+
+struct Creds {
+    token: String,
+    runtime_id: String,
+    started_at: String,
+}
+
+struct Override {
+    method: String,
+    path: String,
+    response: Response,
+}
+
+struct Inner {
+    port: u16,
+    decoy_port: u16,
+    state_dir: PathBuf,
+    creds: Mutex<Creds>,
+    state: Mutex<State>,
+    log: Mutex<Vec<(u64, Recorded)>>,
+    next_seq: AtomicU64,
+    fault: Mutex<Fault>,
+    route_faults: Mutex<Vec<(String, String, Fault)>>,
+    overrides: Mutex<Vec<Override>>,
+    stopped: AtomicBool,
+    conns: Mutex<HashMap<u64, TcpStream>>,
+    next_conn: AtomicU64,
+    decoy_hits: AtomicUsize,
+}
+
+/// A running fake backend. Dropping it stops it.
+pub struct FakeBackend {
+    inner: Arc<Inner>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn loopback(port: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], port))
+}
+
+/// Writes `content` to `path` through a temporary file and a rename, owner-only on Unix.
+fn write_private_file(path: &Path, content: &str) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts.open(&tmp)?;
+    f.write_all(content.as_bytes())?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)
+}
+
+fn remove_if_holds(path: &Path, content: &str) {
+    if std::fs::read_to_string(path).is_ok_and(|c| c == content) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+impl FakeBackend {
+    /// Binds 127.0.0.1:0, mints a token and a runtime id, writes the port and
+    /// token files into `state_dir` (created if missing), loads the corpus and
+    /// starts serving. Panics if any of that fails: it is a test helper.
+    pub fn start(state_dir: &Path) -> FakeBackend {
+        std::fs::create_dir_all(state_dir)
+            .unwrap_or_else(|e| panic!("fake backend: cannot create {}: {e}", state_dir.display()));
+        let listener = TcpListener::bind(loopback(0)).expect("fake backend: bind 127.0.0.1:0");
+        let port = listener.local_addr().expect("fake backend: local addr").port();
+        let decoy = TcpListener::bind(loopback(0)).expect("fake backend: bind decoy port");
+        let decoy_port = decoy.local_addr().expect("fake backend: decoy addr").port();
+        let (secs, micros) = util::now();
+        let inner = Arc::new(Inner {
+            port,
+            decoy_port,
+            state_dir: state_dir.to_path_buf(),
+            creds: Mutex::new(Creds {
+                token: util::mint_token(),
+                runtime_id: util::mint_uuid4(),
+                started_at: util::fmt_iso_micros(secs, micros),
+            }),
+            state: Mutex::new(State::load()),
+            log: Mutex::new(Vec::new()),
+            next_seq: AtomicU64::new(1),
+            fault: Mutex::new(Fault::None),
+            route_faults: Mutex::new(Vec::new()),
+            overrides: Mutex::new(Vec::new()),
+            stopped: AtomicBool::new(false),
+            conns: Mutex::new(HashMap::new()),
+            next_conn: AtomicU64::new(1),
+            decoy_hits: AtomicUsize::new(0),
+        });
+        let fb = FakeBackend { inner: inner.clone(), threads: Mutex::new(Vec::new()) };
+        std::fs::write(fb.port_file(), port.to_string())
+            .unwrap_or_else(|e| panic!("fake backend: cannot write the port file: {e}"));
+        let token = fb.token();
+        write_private_file(&fb.token_file(), &token)
+            .unwrap_or_else(|e| panic!("fake backend: cannot write the token file: {e}"));
+
+        let main_inner = inner.clone();
+        let accept = thread::Builder::new()
+            .name(format!("fake-backend-{port}"))
+            .spawn(move || accept_loop(main_inner, listener))
+            .expect("fake backend: spawn accept thread");
+        let decoy_inner = inner;
+        let decoy_thread = thread::Builder::new()
+            .name(format!("fake-backend-decoy-{decoy_port}"))
+            .spawn(move || decoy_loop(decoy_inner, decoy))
+            .expect("fake backend: spawn decoy thread");
+        lock(&fb.threads).extend([accept, decoy_thread]);
+        fb
+    }
+
+    pub fn port(&self) -> u16 {
+        self.inner.port
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.inner.port)
+    }
+
+    pub fn token(&self) -> String {
+        lock(&self.inner.creds).token.clone()
+    }
+
+    pub fn runtime_id(&self) -> String {
+        lock(&self.inner.creds).runtime_id.clone()
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.inner.state_dir.clone()
+    }
+
+    /// `<state_dir>/resmon.port`.
+    pub fn port_file(&self) -> PathBuf {
+        self.inner.state_dir.join("resmon.port")
+    }
+
+    /// `<state_dir>/api-token-<port>`.
+    pub fn token_file(&self) -> PathBuf {
+        self.inner.state_dir.join(format!("api-token-{}", self.inner.port))
+    }
+
+    /// Every request that reached the server so far, in arrival order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        lock(&self.inner.log).iter().map(|(_, r)| r.clone()).collect()
+    }
+
+    /// The recorded requests with that method and path.
+    pub fn requests_to(&self, method: &str, path: &str) -> Vec<Recorded> {
+        self.requests().into_iter().filter(|r| r.method == method && r.path == path).collect()
+    }
+
+    pub fn clear_requests(&self) {
+        lock(&self.inner.log).clear();
+    }
+
+    /// Applies `fault` to every later request until `set_fault(Fault::None)`.
+    pub fn set_fault(&self, fault: Fault) {
+        *lock(&self.inner.fault) = fault;
+    }
+
+    /// Applies `fault` only to requests with this method and exact path (no query).
+    /// `Fault::None` removes it. A route fault wins over the global one.
+    pub fn set_fault_for(&self, method: &str, path: &str, fault: Fault) {
+        let mut faults = lock(&self.inner.route_faults);
+        faults.retain(|(m, p, _)| !(m == method && p == path));
+        if fault != Fault::None {
+            faults.push((method.to_string(), path.to_string(), fault));
+        }
+    }
+
+    /// Clears the global fault and every route fault.
+    pub fn clear_faults(&self) {
+        *lock(&self.inner.fault) = Fault::None;
+        lock(&self.inner.route_faults).clear();
+    }
+
+    /// A canned answer for one method and exact path (the guard still runs first).
+    /// Content-Type defaults to application/json unless `headers` names one;
+    /// Content-Length is always computed.
+    pub fn override_response(
+        &self,
+        method: &str,
+        path: &str,
+        status: u16,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) {
+        let mut hs: Vec<(String, String)> = headers
+            .iter()
+            .filter(|(k, _)| !k.eq_ignore_ascii_case("content-length"))
+            .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
+            .collect();
+        if !hs.iter().any(|(k, _)| k == "content-type") {
+            hs.insert(0, ("content-type".into(), "application/json".into()));
+        }
+        let mut overrides = lock(&self.inner.overrides);
+        overrides.retain(|o| !(o.method == method && o.path == path));
+        overrides.push(Override {
+            method: method.to_string(),
+            path: path.to_string(),
+            response: Response { status, headers: hs, body: body.as_bytes().to_vec() },
+        });
+    }
+
+    /// Removes the canned answer of one route.
+    pub fn clear_override(&self, method: &str, path: &str) {
+        lock(&self.inner.overrides).retain(|o| !(o.method == method && o.path == path));
+    }
+
+    pub fn clear_overrides(&self) {
+        lock(&self.inner.overrides).clear();
+    }
+
+    /// Behaves as a restarted backend on the same port: a new token and a new
+    /// runtime id; the token file is rewritten and the old token is refused.
+    pub fn restart_with_new_token(&self) {
+        let token = {
+            let mut c = lock(&self.inner.creds);
+            c.token = util::mint_token();
+            c.runtime_id = util::mint_uuid4();
+            let (s, us) = util::now();
+            c.started_at = util::fmt_iso_micros(s, us);
+            c.token.clone()
+        };
+        write_private_file(&self.token_file(), &token)
+            .unwrap_or_else(|e| panic!("fake backend: cannot rewrite the token file: {e}"));
+    }
+
+    /// How many connections reached the port `Fault::Redirect` points at.
+    pub fn redirect_target_hits(&self) -> usize {
+        self.inner.decoy_hits.load(Ordering::SeqCst)
+    }
+
+    /// The port `Fault::Redirect` points at.
+    pub fn redirect_target_port(&self) -> u16 {
+        self.inner.decoy_port
+    }
+
+    /// Stops listening (later connects are refused), closes open connections
+    /// and removes the port and token files (when they still hold this
+    /// instance's values). Safe to call twice.
+    pub fn stop(&self) {
+        if self.inner.stopped.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // Wake both accept loops so they notice and drop their listeners.
+        for p in [self.inner.port, self.inner.decoy_port] {
+            let _ = TcpStream::connect_timeout(&loopback(p), Duration::from_secs(1));
+        }
+        for t in lock(&self.threads).drain(..) {
+            let _ = t.join();
+        }
+        for (_, s) in lock(&self.inner.conns).drain() {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+        remove_if_holds(&self.port_file(), &self.inner.port.to_string());
+        remove_if_holds(&self.token_file(), &self.token());
+    }
+
+    /// Whether `stop` has run.
+    pub fn is_stopped(&self) -> bool {
+        self.inner.stopped.load(Ordering::SeqCst)
+    }
+
+    /// The in-memory data, for reading or adjusting.
+    pub fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.inner.state)
+    }
+}
+
+impl Drop for FakeBackend {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+// ====================================================================== serving
+
+fn accept_loop(inner: Arc<Inner>, listener: TcpListener) {
+    for conn in listener.incoming() {
+        if inner.stopped.load(Ordering::SeqCst) {
+            break;
+        }
+        let Ok(stream) = conn else {
+            thread::sleep(Duration::from_millis(5));
+            continue;
+        };
+        let inner = inner.clone();
+        let _ = thread::Builder::new()
+            .name("fake-backend-conn".into())
+            .spawn(move || serve_connection(inner, stream));
+    }
+}
+
+/// The port a redirect points at: counts whoever arrives and sends them away.
+fn decoy_loop(inner: Arc<Inner>, listener: TcpListener) {
+    for conn in listener.incoming() {
+        if inner.stopped.load(Ordering::SeqCst) {
+            break;
+        }
+        let Ok(mut stream) = conn else { continue };
+        inner.decoy_hits.fetch_add(1, Ordering::SeqCst);
+        let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+        let mut buf = [0u8; 8192];
+        let _ = stream.read(&mut buf);
+        let body = br#"{"detail":"This is not the backend you were sent to."}"#;
+        let head =
+            http::head_bytes(404, &[("content-type".into(), "application/json".into())], body.len(), true);
+        let _ = stream.write_all(&head);
+        let _ = stream.write_all(body);
+        let _ = stream.shutdown(Shutdown::Both);
+    }
+}
+
+enum Outcome {
+    Reply(Response),
+    Hang,
+    ResetMidBody,
+    LyingContentLength,
+    Oversize,
+}
+
+fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
+    let id = inner.next_conn.fetch_add(1, Ordering::SeqCst);
+    if let Ok(c) = stream.try_clone() {
+        lock(&inner.conns).insert(id, c);
+    }
+    let _ = stream.set_nodelay(true);
+    let mut reader = BufReader::new(stream);
+    while !inner.stopped.load(Ordering::SeqCst) {
+        let req = match http::read_request(&mut reader) {
+            ReadOutcome::Request(r) => r,
+            ReadOutcome::Closed => break,
+            ReadOutcome::Malformed(why) => {
+                let r = Response::bytes(400, "text/plain; charset=utf-8", why);
+                let _ = http::write_response(reader.get_mut(), &r, true);
+                break;
+            }
+        };
+        let seq = record(&inner, &req);
+        let close = req.wants_close();
+        let stream = reader.get_mut();
+        match handle(&inner, &req) {
+            Outcome::Reply(resp) => {
+                set_status(&inner, seq, resp.status);
+                if http::write_response(stream, &resp, close).is_err() || close {
+                    break;
+                }
+            }
+            Outcome::Hang => {
+                hang(&inner, stream);
+                break;
+            }
+            Outcome::ResetMidBody => {
+                set_status(&inner, seq, 200);
+                let mut body = br#"{"status":"ok","padding":""#.to_vec();
+                body.extend(std::iter::repeat_n(b'y', 4000));
+                body.extend_from_slice(br#""}"#);
+                let head = http::head_bytes(200, &json_ct(), body.len(), false);
+                let _ = stream.write_all(&head);
+                let _ = stream.write_all(&body[..body.len() / 2]);
+                let _ = stream.flush();
+                break;
+            }
+            Outcome::LyingContentLength => {
+                set_status(&inner, seq, 200);
+                let body = br#"{"status":"ok"}"#;
+                let head = http::head_bytes(200, &json_ct(), 4096, false);
+                let _ = stream.write_all(&head);
+                let _ = stream.write_all(body);
+                let _ = stream.flush();
+                break;
+            }
+            Outcome::Oversize => {
+                set_status(&inner, seq, 200);
+                if write_oversize(stream, close).is_err() || close {
+                    break;
+                }
+            }
+        }
+    }
+    let s = reader.into_inner();
+    let _ = s.shutdown(Shutdown::Both);
+    lock(&inner.conns).remove(&id);
+}
+
+fn json_ct() -> Vec<(String, String)> {
+    vec![("content-type".into(), "application/json".into())]
+}
+
+/// A 20 MiB JSON object written in 64 KiB pieces, so it is never held whole.
+fn write_oversize(stream: &mut TcpStream, close: bool) -> io::Result<()> {
+    let prefix = br#"{"status":"ok","padding":""#;
+    let suffix = br#""}"#;
+    let fill = OVERSIZE_BYTES - prefix.len() - suffix.len();
+    stream.write_all(&http::head_bytes(200, &json_ct(), OVERSIZE_BYTES, close))?;
+    stream.write_all(prefix)?;
+    let chunk = vec![b'x'; 64 * 1024];
+    let mut left = fill;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        stream.write_all(&chunk[..n])?;
+        left -= n;
+    }
+    stream.write_all(suffix)?;
+    stream.flush()
+}
+
+/// Keeps the connection open without answering until stop or the peer leaves.
+fn hang(inner: &Inner, stream: &mut TcpStream) {
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(50)));
+    let mut buf = [0u8; 4096];
+    while !inner.stopped.load(Ordering::SeqCst) {
+        match stream.read(&mut buf) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+fn record(inner: &Inner, req: &Request) -> u64 {
+    let seq = inner.next_seq.fetch_add(1, Ordering::SeqCst);
+    let rec = Recorded {
+        method: req.method.clone(),
+        path: req.path.clone(),
+        query: req.query.clone(),
+        query_pairs: req.query_pairs.clone(),
+        headers: req.headers.clone(),
+        body: req.body.clone(),
+        status: 0,
+    };
+    lock(&inner.log).push((seq, rec));
+    seq
+}
+
+fn set_status(inner: &Inner, seq: u64, status: u16) {
+    if let Some((_, r)) = lock(&inner.log).iter_mut().find(|(s, _)| *s == seq) {
+        r.status = status;
+    }
+}
+
+fn fault_for(inner: &Inner, method: &str, path: &str) -> Fault {
+    let route = lock(&inner.route_faults)
+        .iter()
+        .find(|(m, p, _)| m == method && p == path)
+        .map(|(_, _, f)| f.clone());
+    route.unwrap_or_else(|| lock(&inner.fault).clone())
+}
+
+fn refusal(status: u16, reason: &str, message: &str) -> Response {
+    let mut r = Response::json(status, &json!({"detail": {"reason": reason, "message": message}}))
+        .with_header("cache-control", "no-store");
+    if status == 401 {
+        r = r.with_header("www-authenticate", "Bearer realm=\"resmon\"");
+    }
+    r
+}
+
+fn host_refused() -> Response {
+    refusal(
+        403,
+        "host_refused",
+        "resmon answers only requests addressed to 127.0.0.1 or localhost on its own port.",
+    )
+}
+
+fn token_invalid() -> Response {
+    refusal(401, "token_invalid", "The local API token on this request is not this resmon's.")
+}
+
+/// resmon's guard, in its order: Host, Origin, token.
+fn guard(inner: &Inner, token: &str, req: &Request) -> Option<Response> {
+    let hosts = req.headers_named("host");
+    let port = inner.port;
+    let host_ok = hosts.len() == 1
+        && (hosts[0] == format!("127.0.0.1:{port}") || hosts[0] == format!("localhost:{port}"));
+    if !host_ok {
+        return Some(host_refused());
+    }
+    // No renderer origin is ever registered with the fake, so any Origin is refused.
+    if !req.headers_named("origin").is_empty() {
+        return Some(refusal(
+            403,
+            "origin_refused",
+            "resmon answers browser requests only from its own window.",
+        ));
+    }
+    let auths = req.headers_named("authorization");
+    if auths.is_empty() {
+        return Some(refusal(401, "token_missing", "This request needs resmon's local API token."));
+    }
+    let good = auths.len() == 1
+        && auths[0]
+            .trim()
+            .split_once(char::is_whitespace)
+            .is_some_and(|(scheme, t)| scheme.eq_ignore_ascii_case("bearer") && t.trim() == token);
+    if !good {
+        return Some(token_invalid());
+    }
+    None
+}
+
+fn bearer_of(req: &Request) -> String {
+    req.header("authorization")
+        .and_then(|a| a.trim().split_once(char::is_whitespace))
+        .map(|(_, t)| t.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn handle(inner: &Inner, req: &Request) -> Outcome {
+    let fault = fault_for(inner, &req.method, &req.path);
+    match fault {
+        Fault::Unauthorized => return Outcome::Reply(token_invalid()),
+        Fault::HostRefused => return Outcome::Reply(host_refused()),
+        _ => {}
+    }
+    let (token, runtime_id, started_at) = {
+        let c = lock(&inner.creds);
+        (c.token.clone(), c.runtime_id.clone(), c.started_at.clone())
+    };
+    if let Some(refused) = guard(inner, &token, req) {
+        return Outcome::Reply(refused);
+    }
+    let normal = || {
+        let ctx = routes::Ctx {
+            port: inner.port,
+            runtime_id: &runtime_id,
+            started_at: &started_at,
+            pid: std::process::id(),
+        };
+        let mut st = lock(&inner.state);
+        routes::dispatch(&mut st, &ctx, req)
+    };
+    let reply = match fault {
+        Fault::None | Fault::Unauthorized | Fault::HostRefused => None,
+        Fault::Hang => return Outcome::Hang,
+        Fault::ResetMidBody => return Outcome::ResetMidBody,
+        Fault::LyingContentLength => return Outcome::LyingContentLength,
+        Fault::Oversize => return Outcome::Oversize,
+        Fault::Html500 => Some(Response::bytes(500, "text/html; charset=utf-8", HTML_500)),
+        Fault::NonJson200 => Some(Response::bytes(
+            200,
+            "application/json",
+            "this is not JSON <html><body>upstream said no</body></html>",
+        )),
+        Fault::WrongShape200 => Some(Response::json(200, &json!([1, 2, 3]))),
+        Fault::NullsBody200 => Some(Response::json(200, &json!({}))),
+        Fault::Redirect => Some(
+            Response::bytes(302, "text/plain; charset=utf-8", "Found")
+                .with_header("location", &format!("http://127.0.0.1:{}/api/health", inner.decoy_port)),
+        ),
+        Fault::EchoToken => Some(echo_token(normal(), &bearer_of(req))),
+        Fault::Status(code, body) => Some(Response::bytes(code, "application/json", body)),
+    };
+    if let Some(r) = reply {
+        return Outcome::Reply(r);
+    }
+    let canned = lock(&inner.overrides)
+        .iter()
+        .find(|o| o.method == req.method && o.path == req.path)
+        .map(|o| o.response.clone());
+    Outcome::Reply(canned.unwrap_or_else(normal))
+}
+
+/// Plants the token in the string fields of an answer.
+fn echo_token(resp: Response, token: &str) -> Response {
+    let sentence = format!("bad token {token}");
+    let auth_line = format!("Authorization: Bearer {token}");
+    let status = if resp.status < 400 { 200 } else { resp.status };
+    let planted = match serde_json::from_slice::<Value>(&resp.body) {
+        Ok(Value::Object(mut m)) => {
+            for v in m.values_mut() {
+                if let Value::Object(o) = v {
+                    o.insert("note".into(), Value::String(sentence.clone()));
+                }
+            }
+            m.insert("detail".into(), Value::String(sentence));
+            m.insert("message".into(), Value::String(auth_line));
+            Value::Object(m)
+        }
+        Ok(Value::Array(mut a)) => {
+            for item in a.iter_mut() {
+                if let Value::Object(o) = item {
+                    o.insert("note".into(), Value::String(sentence.clone()));
+                }
+            }
+            if a.is_empty() {
+                a.push(json!({"note": sentence}));
+            }
+            Value::Array(a)
+        }
+        _ => json!({"detail": sentence, "message": auth_line}),
+    };
+    let mut out = Response::json(status, &planted);
+    for (k, v) in resp.headers {
+        if k != "content-type" {
+            out.headers.push((k, v));
+        }
+    }
+    out
+}
+
+const HTML_500: &str = r#"<!DOCTYPE html>
+<html><head><title>500 Internal Server Error</title></head>
+<body><h1>Internal Server Error</h1>
+<pre>Traceback (most recent call last):
+  File "/opt/resmon/venv/lib/python3.12/site-packages/uvicorn/protocols/http/h11_impl.py", line 403, in run_asgi
+    result = await app(self.scope, self.receive, self.send)
+  File "/opt/resmon/resmon_scripts/resmon.py", line 2211, in handler
+    rows = conn.execute(sql, params).fetchall()
+sqlite3.OperationalError: synthetic failure raised by the fake backend for a test
+</pre></body></html>
+"#;
