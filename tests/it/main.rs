@@ -4,6 +4,8 @@
 #[path = "../support/fake_backend.rs"]
 mod fake_backend;
 mod harness;
+// One valid call for every branch of every tool.
+mod calls;
 
 // Protocol rules of both MCP eras, no backend needed.
 mod protocol;
@@ -17,3 +19,5 @@ mod reads_corpus;
 mod reads_runs;
 // Write tools, read-only sessions and the settings guards.
 mod writes;
+// Every address the tools send resolves against the route table; 44 pairs.
+mod routes;

@@ -1181,7 +1181,7 @@ fn excluded_by(rule: &Value, method: &str, path: &str) -> bool {
 
 #[test]
 fn no_tool_reaches_an_excluded_route_and_none_deletes() {
-    let rules = fixture("excluded_routes.json")["excluded"].as_array().unwrap().clone();
+    let rules = fixture("routes.json")["excluded"].as_array().unwrap().clone();
     // The matcher itself must catch what it is for.
     for (method, path) in [
         ("POST", "/api/admin/factory-reset"),

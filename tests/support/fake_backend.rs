@@ -44,7 +44,8 @@ use std::time::Duration;
 
 /// Ids in the synthetic corpus that tests can rely on.
 pub mod corpus {
-    /// First and last paper ids (801..=834, 34 papers: 14 arxiv, 9 biorxiv, 8 pubmed, 1 medrxiv, 1 crossref, 1 more arxiv undated).
+    /// Paper ids run 801..=834: 34 papers (14 arxiv, 9 biorxiv, 9 pubmed, 1 medrxiv, 1 crossref),
+    /// so a 25-row page has a second page of 9.
     pub const FIRST_DOC: i64 = 801;
     pub const LAST_DOC: i64 = 834;
     pub const DOC_COUNT: usize = 34;

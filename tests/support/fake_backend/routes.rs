@@ -1174,7 +1174,10 @@ fn routine_create(st: &mut State, req: &Request) -> Response {
         if kind != "person" {
             return Response::detail(
                 400,
-                &format!("Profile {pid} is a {kind} profile; a watch routine follows a person."),
+                &format!(
+                    "Profile {pid} is {} {kind} profile; a watch routine follows a person.",
+                    if kind.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" }
+                ),
             );
         }
         let norm = json!({"profile_id": pid, "mode": mode});
