@@ -21,3 +21,5 @@ mod reads_runs;
 mod writes;
 // Every address the tools send resolves against the route table; 44 pairs.
 mod routes;
+// docs/tools.md is generated from the listing and checked against it.
+mod docs;
