@@ -19,13 +19,21 @@ pub fn validate(schema: &Value, arguments: &Value) -> Result<(), ToolError> {
             format!("The arguments must be a JSON object, not {}.", describe(arguments)),
         ));
     };
-    check_object(schema, object, "")
+    // The root is always closed, even for a tool that takes no arguments.
+    check_object(schema, object, "", true)
 }
 
-fn check_object(schema: &Value, object: &Map<String, Value>, prefix: &str) -> Result<(), ToolError> {
+/// `closed`: refuse keys the schema does not name. Nested objects are closed
+/// when they name properties; one without any (update_settings' `settings`)
+/// takes free keys that its handler judges.
+fn check_object(
+    schema: &Value,
+    object: &Map<String, Value>,
+    prefix: &str,
+    closed: bool,
+) -> Result<(), ToolError> {
     let empty = Map::new();
     let properties = schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
-    let closed = !properties.is_empty() || schema.get("additionalProperties") == Some(&Value::Bool(false));
     if closed && let Some(unknown) = object.keys().find(|key| !properties.contains_key(*key)) {
         let mut known: Vec<&str> = properties.keys().map(String::as_str).collect();
         known.sort_unstable();
@@ -106,10 +114,10 @@ fn check_value(schema: &Value, value: &Value, name: &str) -> Result<(), ToolErro
             }
         }
     }
-    if let Some(object) = value.as_object()
-        && schema.get("properties").is_some()
-    {
-        check_object(schema, object, &format!("{name}."))?;
+    if let Some(object) = value.as_object() {
+        let named =
+            schema.get("properties").and_then(Value::as_object).is_some_and(|names| !names.is_empty());
+        check_object(schema, object, &format!("{name}."), named)?;
     }
     Ok(())
 }
@@ -215,5 +223,9 @@ mod tests {
         assert_eq!(refused_argument(json!({"query": "x", "entity": {}})), "entity.profile_id");
         assert_eq!(refused_argument(json!({"query": "x", "entity": {"profile_id": 1, "x": 1}})), "entity.x");
         assert_eq!(validate(&schema(), &json!([1])).unwrap_err().code, Code::InvalidArgument);
+        let no_arguments = json!({"type": "object", "properties": {}});
+        assert_eq!(validate(&no_arguments, &json!({"x": 1})).unwrap_err().detail["argument"], "x");
+        let open_map = json!({"type": "object", "properties": {"settings": {"type": "object"}}});
+        validate(&open_map, &json!({"settings": {"any_key": "v"}})).unwrap();
     }
 }

@@ -194,8 +194,25 @@ impl Backend {
     /// an `identity` object, or the candidate is not used.
     fn confirm(&mut self, candidate: &Candidate, trace: &mut Trace) -> Result<Value, ToolError> {
         let url = candidate.base_url();
-        let reply = self.exchange(candidate, Method::Get, "/api/health", &[], None)?;
         let step = format!("GET {url}/api/health");
+        // Until health has answered properly there is no resmon to blame, so
+        // any broken answer here means "not available" (clarification 3).
+        let reply = self.exchange(candidate, Method::Get, "/api/health", &[], None).map_err(|error| {
+            trace.push(discovery::Step { what: step.clone(), outcome: error.message.clone() });
+            if error.code == Code::BackendUnavailable {
+                return error;
+            }
+            ToolError::new(
+                Code::BackendUnavailable,
+                format!(
+                    "Something answers on port {} but its health answer could not be read ({}), so it \
+                     was not used. Check that RESMON_PORT or the port file names the right instance.",
+                    candidate.port, error.message
+                ),
+            )
+            .with_detail("route", json!("GET /api/health"))
+            .with_top_level("tried", json!([url]))
+        })?;
         if reply.status == 401 {
             trace.push(discovery::Step { what: step, outcome: "401: the token was refused".into() });
             return Err(token_refused(candidate, &reply));

@@ -39,7 +39,7 @@ pub const FIND_SIMILAR: Tool = Tool {
     name: "find_similar",
     title: "Find similar papers",
     description: "Stored papers nearest in meaning to one paper, closest first, with distances. \
-        An empty list comes with `reason` (not embedded, nothing else embedded, or no vector support).",
+        An empty list always comes with `reason`, so it never just means nothing is similar.",
     input_schema: similar_input,
     output_schema: similar_output,
     requires_confirmation: false,
@@ -88,7 +88,7 @@ fn search_input() -> Value {
             "date_from": {"type": "string", "description": "YYYY-MM-DD"},
             "date_to": {"type": "string", "description": "YYYY-MM-DD"},
             "limit": {"type": "integer", "minimum": 1, "description": "Default 25, max 100."},
-            "cursor": {"type": "string", "description": "A previous next_cursor."},
+            "cursor": {"type": "string"},
             // Declared so that the handler, not the generic unknown-argument
             // sentence, answers it with the way to page (contract 1.0 "Read").
             "offset": {"type": "integer", "description": "Not supported: use cursor."},
@@ -110,22 +110,15 @@ fn search_output() -> Value {
             "total_is_capped": {"type": "boolean", "description": "True when total is resmon's counting cap."},
             "mode": {"type": "string", "description": "The mode actually served: keyword or semantic."},
             "mode_unavailable": nullable("Why semantic was asked for but keyword was served; else null."),
-            "ranked_count": nullable("Semantic: papers ranked by distance; null in keyword mode."),
-            "unranked_count": nullable("Semantic: papers without a vector, appended unordered; else null."),
-            "model": nullable("Semantic: the embedding model; null in keyword mode."),
+            "ranked_count": nullable("Semantic answers only: papers ranked by distance."),
+            "unranked_count": nullable("Semantic answers only: papers without a vector, appended unordered."),
+            "model": nullable("Semantic answers only: the embedding model."),
         }),
-        &[
-            "papers",
-            "next_cursor",
-            "has_more",
-            "total",
-            "total_is_capped",
-            "mode",
-            "mode_unavailable",
-            "ranked_count",
-            "unranked_count",
-            "model",
-        ],
+        // The three semantic fields are the contract's "in semantic mode"
+        // fields: always present in a semantic answer and left out of a
+        // keyword page, which keeps a 25-paper page inside its 6 KB budget
+        // (clarification 14).
+        &["papers", "next_cursor", "has_more", "total", "total_is_capped", "mode", "mode_unavailable"],
     )
 }
 
@@ -244,8 +237,7 @@ fn shape_search(reply: &Value, asked_semantic: bool) -> ToolResult {
     let papers: Vec<Value> = rows.iter().map(|row| paper(row, served_semantic)).collect();
     let next_cursor = reply.get("next_cursor").filter(|cursor| cursor.is_string()).cloned();
     let has_more = reply.get("has_more").and_then(Value::as_bool).unwrap_or(next_cursor.is_some());
-    let semantic_field = |name: &str| if served_semantic { field(reply, name) } else { Value::Null };
-    Ok(json!({
+    let mut answer = json!({
         "papers": papers,
         "next_cursor": next_cursor,
         "has_more": has_more,
@@ -253,10 +245,13 @@ fn shape_search(reply: &Value, asked_semantic: bool) -> ToolResult {
         "total_is_capped": reply.get("total_is_capped").and_then(Value::as_bool).unwrap_or(false),
         "mode": if served_semantic { "semantic" } else { "keyword" },
         "mode_unavailable": mode_unavailable(reply, asked_semantic && !served_semantic),
-        "ranked_count": semantic_field("ranked_count"),
-        "unranked_count": semantic_field("unranked_count"),
-        "model": semantic_field("model"),
-    }))
+    });
+    if served_semantic {
+        for name in ["ranked_count", "unranked_count", "model"] {
+            answer[name] = field(reply, name);
+        }
+    }
+    Ok(answer)
 }
 
 fn mode_unavailable(reply: &Value, declined: bool) -> Value {

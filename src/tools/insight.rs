@@ -75,16 +75,18 @@ fn watchdog_input() -> Value {
 }
 
 fn watchdog_output() -> Value {
+    // Loose on purpose: a field resmon adds or leaves null must not fail a
+    // client's validation of the whole answer.
     let finding = object(
         json!({
             "key": {"type": "string"},
             "severity": {"type": "string", "description": "broken, unusual, advice, withdrawn, or one not known yet."},
             "kind": {"type": "string"},
-            "scope": {"type": "object"},
-            "title": {"type": "string"},
-            "detail": {"type": "string"},
-            "what_to_do": {"type": "string"},
-            "evidence": {"type": "object"},
+            "scope": {"description": "The source or routine concerned."},
+            "title": {"description": "One-line summary."},
+            "detail": {"description": "What the watchdog saw."},
+            "what_to_do": {"description": "resmon's advice; relay it."},
+            "evidence": {"description": "The numbers behind the finding."},
             "muted": {"type": "boolean"},
         }),
         &[],

@@ -171,6 +171,11 @@ fn list_routines(backend: &mut Backend, args: &Args) -> ToolResult {
     let Value::Array(rows) = rows else {
         return Err(backend::unexpected_shape("GET /api/routines", "an array"));
     };
+    // A row without an id and a name is not a routine: listing it would show
+    // the caller a routine that does not exist.
+    if !rows.iter().all(is_routine) {
+        return Err(backend::unexpected_shape("GET /api/routines", "an array of routines"));
+    }
     // The route has no filter of its own (NOTES.md "Traps"), so it is applied here.
     let matching: Vec<&Value> =
         rows.iter().filter(|row| !active_only || flag(row.get("is_active"))).collect();
@@ -204,6 +209,9 @@ fn list_row(row: &Value) -> Value {
 fn get_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     let id = args.required_int("routine_id")?;
     let routine = backend.get_object(&format!("/api/routines/{id}"), &[])?;
+    if !is_routine(&routine) {
+        return Err(backend::unexpected_shape(&format!("GET /api/routines/{id}"), "a routine"));
+    }
     let coverage = backend.get_object(&format!("/api/routines/{id}/coverage"), &[]);
     let deliveries = backend.get_object(&format!("/api/routines/{id}/deliveries"), &[]);
     let mut answer = routine_record(routine);
@@ -224,6 +232,12 @@ fn get_routine(backend: &mut Backend, args: &Args) -> ToolResult {
         answer.insert("delivery".into(), delivery);
     }
     Ok(Value::Object(answer))
+}
+
+/// The least a routine row must carry: an integer id and a string name.
+fn is_routine(row: &Value) -> bool {
+    row.get("id").is_some_and(|id| id.is_i64() || id.is_u64())
+        && row.get("name").is_some_and(Value::is_string)
 }
 
 /// The routine row with its JSON text decoded and its flags as booleans

@@ -155,7 +155,8 @@ fn refuse_unusable_values(requested: &Map<String, Value>) -> Result<(), ToolErro
 fn read_group(backend: &mut Backend, group: &str, path: &str) -> Result<Map<String, Value>, ToolError> {
     let body = backend.get_object(path, &[])?;
     let values = if group == "embeddings" { body.get("settings") } else { Some(&body) };
-    match values.and_then(Value::as_object) {
+    // Every reachable group has keys; an empty one is not resmon's answer.
+    match values.and_then(Value::as_object).filter(|values| !values.is_empty()) {
         Some(values) => Ok(values.clone()),
         None => Err(backend::unexpected_shape(&format!("GET {path}"), "an object with a `settings` object")),
     }

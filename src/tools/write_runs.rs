@@ -165,7 +165,13 @@ fn run_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     }
     backend::success(&reply)?;
     let answer = reply.json_object()?;
-    Ok(run_answer(routine_id, reply.status == 202, &answer))
+    let answer = run_answer(routine_id, reply.status == 202, &answer);
+    // Started means an execution to poll: a start without its id would leave
+    // the caller nothing to follow, so it is not reported as a start.
+    if answer["queued"] == json!(false) && !answer["execution_id"].is_i64() {
+        return Err(backend::unexpected_shape(&format!("POST {path}"), "an execution_id for a started run"));
+    }
+    Ok(answer)
 }
 
 /// Started (200) and queued (202) share one shape whose nullable fields are

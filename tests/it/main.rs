@@ -23,3 +23,9 @@ mod writes;
 mod routes;
 // docs/tools.md is generated from the listing and checked against it.
 mod docs;
+// Every tool against every backend fault; recovery after a restart.
+mod faults;
+// Hostile stdin: huge lines, odd bytes, wrong types, randomised lines in-process.
+mod hostile;
+// Many calls in one session: memory and descriptors stay flat.
+mod soak;
