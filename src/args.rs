@@ -23,9 +23,7 @@ pub fn validate(schema: &Value, arguments: &Value) -> Result<(), ToolError> {
     check_object(schema, object, "", true)
 }
 
-/// `closed`: refuse keys the schema does not name. Nested objects are closed
-/// when they name properties; one without any (update_settings' `settings`)
-/// takes free keys that its handler judges.
+/// `closed`: refuse keys the schema does not name (the argument root).
 fn check_object(
     schema: &Value,
     object: &Map<String, Value>,
@@ -68,7 +66,9 @@ fn check_value(schema: &Value, value: &Value, name: &str) -> Result<(), ToolErro
     let expected = schema.get("type").and_then(Value::as_str);
     let fits = match expected {
         Some("string") => value.is_string(),
-        Some("integer") => value.is_i64() || value.is_u64(),
+        // Beyond i64 nothing resmon stores can match, and reading it back
+        // as "absent" would be worse than refusing it here.
+        Some("integer") => value.is_i64(),
         Some("number") => value.is_number(),
         Some("boolean") => value.is_boolean(),
         Some("array") => value.is_array(),
@@ -114,11 +114,10 @@ fn check_value(schema: &Value, value: &Value, name: &str) -> Result<(), ToolErro
             }
         }
     }
-    if let Some(object) = value.as_object() {
-        let named =
-            schema.get("properties").and_then(Value::as_object).is_some_and(|names| !names.is_empty());
-        check_object(schema, object, &format!("{name}."), named)?;
-    }
+    // A nested object is only checked for being an object. The one with
+    // named properties, create_routine's `entity`, goes to resmon unexamined
+    // (contract 1.0 "Watch profiles and the basis of a match"): resmon's
+    // validator is the one that also governs the app's own editor.
     Ok(())
 }
 
@@ -131,6 +130,9 @@ fn describe(value: &Value) -> &'static str {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
         Value::Number(number) if number.is_f64() => "a fractional number",
+        Value::Number(number) if number.is_u64() && !number.is_i64() => {
+            "an integer too large to be an id or count"
+        }
         Value::Number(_) => "an integer",
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
@@ -218,10 +220,12 @@ mod tests {
         assert_eq!(refused_argument(json!({"query": "x", "mode": "fuzzy"})), "mode");
         assert_eq!(refused_argument(json!({"query": "x", "limit": 2.5})), "limit");
         assert_eq!(refused_argument(json!({"query": "x", "limit": 0})), "limit");
+        assert_eq!(refused_argument(json!({"query": "x", "limit": u64::MAX})), "limit");
         assert_eq!(refused_argument(json!({"query": "x", "sources": ["a", 1]})), "sources[1]");
         assert_eq!(refused_argument(json!({"query": "x", "offset": 5})), "offset");
-        assert_eq!(refused_argument(json!({"query": "x", "entity": {}})), "entity.profile_id");
-        assert_eq!(refused_argument(json!({"query": "x", "entity": {"profile_id": 1, "x": 1}})), "entity.x");
+        assert_eq!(refused_argument(json!({"query": "x", "entity": 5})), "entity");
+        // Inside a nested object nothing is judged here: resmon judges `entity`.
+        validate(&schema(), &json!({"query": "x", "entity": {"profile_id": "p", "x": 1}})).unwrap();
         assert_eq!(validate(&schema(), &json!([1])).unwrap_err().code, Code::InvalidArgument);
         let no_arguments = json!({"type": "object", "properties": {}});
         assert_eq!(validate(&no_arguments, &json!({"x": 1})).unwrap_err().detail["argument"], "x");

@@ -91,7 +91,9 @@ fn search_input() -> Value {
             "cursor": {"type": "string"},
             // Declared so that the handler, not the generic unknown-argument
             // sentence, answers it with the way to page (contract 1.0 "Read").
-            "offset": {"type": "integer", "description": "Not supported: use cursor."},
+            // Declared without a type so that any offset at all, even a
+            // string or null, meets the refusal that explains the cursor.
+            "offset": {"description": "Not supported: use cursor."},
         }),
         &["query"],
     )
@@ -188,7 +190,7 @@ fn lifecycle_output() -> Value {
 }
 
 fn search_corpus(backend: &mut Backend, args: &Args) -> ToolResult {
-    if args.get("offset").is_some() {
+    if args.0.contains_key("offset") {
         return Err(ToolError::invalid_argument(
             "offset",
             "search_corpus pages with a cursor, not an offset: pass the previous answer's \

@@ -4,18 +4,22 @@
 use serde_json::{Map, Value, json};
 
 use super::routines::parse_json_text;
-use super::system::{checked_health, identity_schema};
+use super::system::{checked_health, identity_property};
 use super::{Tool, nullable, object, paper_schema};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::ToolResult;
 use crate::identity;
 
-/// GET /api/executions serves at most 500 rows a request (routes.json).
-const BACKEND_PAGE: usize = 500;
-/// A filtered listing reads at most this many backend pages (10,000 runs)
-/// before it stops and says so, so one call can never walk an unbounded history.
-const MAX_BACKEND_PAGES: usize = 20;
+/// Rows per backend request when filtering. resmon allows 500, but each row
+/// carries the run's whole progress log, so smaller pages stay far below the
+/// body cap however long the logs are.
+const BACKEND_PAGE: usize = 100;
+/// A filtered listing reads at most this many backend pages (5,000 runs), and
+/// for at most `SCAN_TIME_BOUND`, before it stops and says so: one call never
+/// walks an unbounded history.
+const MAX_BACKEND_PAGES: usize = 50;
+const SCAN_TIME_BOUND: std::time::Duration = std::time::Duration::from_secs(20);
 /// get_execution keeps this many of the newest progress events: the whole log
 /// can run to thousands of entries (shapes.md#execution-row) and the latest
 /// few are what tell a caller where a run stands.
@@ -154,7 +158,7 @@ fn list_output() -> Value {
             "limit": {"type": "integer"},
             "has_more": {"type": "boolean"},
             "total": nullable("Runs matching the filters, when known; null when this page does not tell."),
-            "scan_limit_reached": {"type": "boolean", "description": "True when the filter stopped after reading 10,000 runs; older runs were not checked."},
+            "scan_limit_reached": {"type": "boolean", "description": "True when the filter stopped before the oldest run; older runs were not checked."},
             "note": nullable("Says what was not checked when scan_limit_reached."),
         }),
         &["executions", "offset", "limit", "has_more", "total", "scan_limit_reached", "note"],
@@ -194,15 +198,6 @@ fn get_output() -> Value {
             "identity",
         ],
     )
-}
-
-/// Null only on an unpinned call to a resmon that reported no usable
-/// identity; when present it has health's shape.
-fn identity_property() -> Value {
-    let mut schema =
-        nullable("The answering resmon's identity (as in health), or null when it reported none.");
-    schema["properties"] = identity_schema()["properties"].clone();
-    schema
 }
 
 fn results_output() -> Value {
@@ -257,8 +252,10 @@ fn list_executions(backend: &mut Backend, args: &Args) -> ToolResult {
     };
     let note = page.scan_limit_reached.then(|| {
         format!(
-            "Only the newest {} runs were checked against the filters; older runs may match too.",
-            MAX_BACKEND_PAGES * BACKEND_PAGE
+            "Only the newest runs were checked against the filters (at most {} runs or {} s of \
+             reading); older runs may match too.",
+            MAX_BACKEND_PAGES * BACKEND_PAGE,
+            SCAN_TIME_BOUND.as_secs()
         )
     });
     Ok(json!({
@@ -304,12 +301,20 @@ fn filtered_page(
     keep: &dyn Fn(&Value) -> bool,
 ) -> Result<Page, crate::error::ToolError> {
     let wanted = offset + limit + 1;
+    let started = std::time::Instant::now();
     let mut matched = Vec::new();
+    // Runs that start during the scan shift later pages by a row or more;
+    // an id seen once is never listed twice.
+    let mut seen = std::collections::HashSet::new();
     let mut exhausted = false;
     for page in 0..MAX_BACKEND_PAGES {
+        if started.elapsed() > SCAN_TIME_BOUND {
+            break;
+        }
         let rows = fetch_runs(backend, page * BACKEND_PAGE, BACKEND_PAGE)?;
         let last_page = rows.len() < BACKEND_PAGE;
-        matched.extend(rows.into_iter().filter(|row| keep(row)));
+        let fresh = rows.into_iter().filter(|row| seen.insert(row.get("id").and_then(Value::as_i64)));
+        matched.extend(fresh.filter(|row| keep(row)));
         if last_page {
             exhausted = true;
             break;

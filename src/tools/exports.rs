@@ -14,7 +14,7 @@ const MAX_DOC_IDS: u64 = 200;
 pub const EXPORT_REFERENCES: Tool = Tool {
     name: "export_references",
     title: "Export references",
-    description: "A reference file for one run (exec_id) or chosen papers (doc_ids, max 200): \
+    description: "A reference file for one run (exec_id) or chosen papers (doc_ids); at most 200 papers: \
         bibtex, ris or csv as `text`, json as `rows`. Give exactly one of exec_id and doc_ids.",
     input_schema: export_input,
     output_schema: export_output,
@@ -59,7 +59,24 @@ fn export_references(backend: &mut Backend, args: &Args) -> ToolResult {
         (None, None) => return Err(one_of("Neither exec_id nor doc_ids was given")),
     };
     backend::success(&reply)?;
-    shape_export(&reply, format)
+    let answer = shape_export(&reply, format)?;
+    // A run's export can be the whole run; past the same bound doc_ids has,
+    // it is a bulk export that belongs in the app (token efficiency is a
+    // contract term), and the answer says how to get the papers instead.
+    let count = answer["count"].as_u64().unwrap_or(0);
+    if count > MAX_DOC_IDS {
+        return Err(ToolError::invalid_argument(
+            "exec_id",
+            format!(
+                "That run has {count} papers, more than the {MAX_DOC_IDS} one export may hold here. \
+                 Export it from the resmon app, or page through get_execution_results and export up \
+                 to {MAX_DOC_IDS} of their ids with doc_ids."
+            ),
+        )
+        .with_detail("count", json!(count))
+        .with_detail("limit", json!(MAX_DOC_IDS)));
+    }
+    Ok(answer)
 }
 
 fn one_of(what: &str) -> ToolError {
@@ -100,6 +117,10 @@ fn shape_export(reply: &Reply, format: &str) -> ToolResult {
         };
         let count = header_count.unwrap_or(list.len() as u64);
         return Ok(json!({"format": format, "text": null, "rows": rows, "count": count}));
+    }
+    // The three file formats are text; a JSON body here is not the file.
+    if reply.header("content-type").is_some_and(|kind| kind.contains("json")) {
+        return Err(backend::unexpected_shape(&reply.route, &format!("a {format} file")));
     }
     let text = reply.text()?;
     Ok(json!({"format": format, "text": text, "rows": null, "count": header_count}))

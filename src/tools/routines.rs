@@ -288,20 +288,18 @@ fn unavailable_sentence(error: &ToolError) -> String {
 /// None when the answer has no usable summary, which drops the key.
 fn delivery_summary(body: &Value) -> Option<Value> {
     let summary = body.get("summary")?.as_object()?;
-    let reported = summary.get("targets").and_then(Value::as_object);
+    // Without resmon's own counts there is no summary: inventing zeros would
+    // report "no destinations" for a routine that may well have some.
+    let reported = summary.get("targets")?.as_object()?;
+    let enabled = summary.get("enabled_target_count")?.as_i64()?;
+    let awaiting = summary.get("awaiting_review")?.as_i64()?;
     let mut targets = Map::new();
+    // Only the contract's four channels, each a count; a channel resmon does
+    // not list has no enabled destination.
     for channel in CHANNELS {
-        let count = reported.and_then(|map| map.get(channel)).and_then(Value::as_i64).unwrap_or(0);
+        let count = reported.get(channel).and_then(Value::as_i64).unwrap_or(0);
         targets.insert(channel.into(), json!(count));
     }
-    for (channel, count) in reported.into_iter().flatten() {
-        if let Some(count) = count.as_i64() {
-            targets.insert(channel.clone(), json!(count));
-        }
-    }
-    let total: i64 = targets.values().filter_map(Value::as_i64).sum();
-    let enabled = summary.get("enabled_target_count").and_then(Value::as_i64).unwrap_or(total);
-    let awaiting = summary.get("awaiting_review").and_then(Value::as_i64).unwrap_or(0);
     let last = summary.get("last").filter(|last| last.is_object());
     let last_field = |name: &str| last.and_then(|last| last.get(name)).cloned().unwrap_or(Value::Null);
     let error = match last_field("last_error") {

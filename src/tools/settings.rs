@@ -37,7 +37,12 @@ fn update_settings_input() -> Value {
             "group": {"type": "string", "enum": policy::GROUPS},
             "settings": {
                 "type": "object",
-                "description": "Key: text value; on/off keys take \"true\"/\"false\".",
+                // Naming the keys here spares a model guessing its way through
+                // refusals; the list is the policy's own, so it cannot drift.
+                "description": format!(
+                    "Key: text value (on/off keys: \"true\"/\"false\"). Writable: {}.",
+                    policy::WRITABLE.join(", ")
+                ),
             },
         }),
         &["group", "settings"],
@@ -72,11 +77,13 @@ fn update_settings(backend: &mut Backend, args: &Args) -> ToolResult {
     }
     refuse_credentials(&requested)?;
     refuse_withheld(&requested)?;
-    refuse_unusable_values(&requested)?;
     let path = format!("/api/settings/{group}");
     let before = read_group(backend, group, &path)?;
     refuse_unknown(group, &requested, &before)?;
     refuse_unlisted(group, &requested)?;
+    // Values are judged only once every key is known to be real and
+    // writable (clarification 11's order), and still before the PUT.
+    refuse_unusable_values(&requested)?;
     let sent = values_to_send(&requested, &before)?;
     let body = json!({"settings": Value::Object(sent.clone())});
     backend.request_json(Method::Put, &path, &[], Some(&body))?;

@@ -320,7 +320,16 @@ fn create_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
     let Some(id) = profile.get("id").and_then(Value::as_i64) else {
         return Err(backend::unexpected_shape("POST /api/profiles", "a profile with an integer id"));
     };
-    let warning = profile.get("basis_warning").cloned().filter(Value::is_string).unwrap_or(Value::Null);
+    // When resmon leaves the warning off, decide from what was sent: only an
+    // ORCID lets matches rest on an identifier (NOTES disagreement 15).
+    let warning = match profile.get("basis_warning").filter(|warning| warning.is_string()) {
+        Some(warning) => warning.clone(),
+        None if args.str("orcid").is_some() => Value::Null,
+        None => json!(
+            "This profile has no ORCID, so its matches may rest on the name alone: a paper with this \
+             name on it may belong to someone else."
+        ),
+    };
     let detail = match warning.as_str() {
         Some(warning) => format!("Watch profile {id} was created. {warning}"),
         None => {

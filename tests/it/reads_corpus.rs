@@ -236,6 +236,11 @@ fn search_corpus_refuses_an_offset_and_bad_arguments_before_sending() {
         json!({"query": "graph", "offset": 0, "cursor": "2026-09-01|801"}),
         "offset",
     );
+    // Any offset at all meets the same explanation, whatever its type.
+    for offset in [json!("5"), json!(2.5), json!(null)] {
+        let error = rig.refused("search_corpus", json!({"query": "graph", "offset": offset}), "offset");
+        assert!(error["message"].as_str().unwrap().contains("next_cursor"), "{offset}");
+    }
     rig.refused("search_corpus", json!({}), "query");
     rig.refused("search_corpus", json!({"query": "graph", "mode": "fuzzy"}), "mode");
     rig.refused("search_corpus", json!({"query": "graph", "limit": 0}), "limit");
@@ -790,4 +795,32 @@ fn export_references_through_the_cli() {
     assert_eq!(code, Some(1));
     assert_eq!(error["error"], "invalid_argument");
     assert!(fake.requests_to("GET", "/api/executions/120/references").len() == 1);
+}
+
+#[test]
+fn export_references_refuses_a_run_larger_than_one_export_may_hold() {
+    let dir = crate::harness::TempDir::new();
+    let fake = crate::fake_backend::FakeBackend::start(dir.path());
+    fake.override_response(
+        "GET",
+        "/api/executions/115/references",
+        200,
+        &[("Content-Type", "text/plain; charset=utf-8"), ("X-Resmon-Document-Count", "250")],
+        "@article{a, title={Synthetic}}\n",
+    );
+    let mut session = crate::harness::Session::initialized(&crate::harness::env_for(&fake));
+    let error = tool_error(&session.call("export_references", json!({"exec_id": 115, "format": "bibtex"})));
+    assert_eq!(error["error"], "invalid_argument");
+    assert_eq!(error["detail"]["count"], 250);
+    assert!(error["message"].as_str().unwrap().contains("get_execution_results"), "{error}");
+    // A JSON body where a bibtex file was asked for is not the file.
+    fake.override_response(
+        "GET",
+        "/api/executions/115/references",
+        200,
+        &[("Content-Type", "application/json")],
+        "{}",
+    );
+    let error = tool_error(&session.call("export_references", json!({"exec_id": 115, "format": "bibtex"})));
+    assert_eq!(error["error"], "upstream_error");
 }

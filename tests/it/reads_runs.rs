@@ -461,7 +461,7 @@ fn list_executions_projects_a_fixed_key_set_and_pages_with_resmon() {
 fn list_executions_filters_and_pages_the_filtered_set() {
     let (_dir, fake, mut session) = started();
     let answer = ok(&mut session, "list_executions", json!({"routine_id": 7}));
-    assert_eq!(sent(&fake), vec![get("/api/executions", &[("limit", "500"), ("offset", "0")])]);
+    assert_eq!(sent(&fake), vec![get("/api/executions", &[("limit", "100"), ("offset", "0")])]);
     assert_eq!(ids(&answer["executions"]), vec![119, 118, 116]);
     assert_eq!((answer["has_more"].clone(), answer["total"].clone()), (json!(false), json!(3)));
 
@@ -497,11 +497,8 @@ fn list_executions_reads_pages_until_it_has_enough() {
         .iter()
         .map(|r| r.query_pairs.iter().find(|(k, _)| k == "offset").unwrap().1.clone())
         .collect();
-    assert_eq!(
-        offsets,
-        vec!["0", "500", "1000"],
-        "the routine's runs are the newest; resmon ran out on page 3"
-    );
+    let expected: Vec<String> = (0..12).map(|page| (page * 100).to_string()).collect();
+    assert_eq!(offsets, expected, "the routine's runs are the newest; resmon ran out on page 12");
     assert_eq!(ids(&answer["executions"]), vec![119, 118, 116]);
     assert_eq!(answer["total"], 3);
 
@@ -524,12 +521,12 @@ fn list_executions_stops_at_its_bound_and_says_so() {
         .collect();
     fake.override_response("GET", "/api/executions", 200, &json_header(), &Value::Array(rows).to_string());
     let answer = ok(&mut session, "list_executions", json!({"routine_id": 2}));
-    assert_eq!(fake.requests().len(), 20, "at most 20 backend pages");
+    assert_eq!(fake.requests().len(), 50, "at most 50 backend pages");
     assert_eq!(answer["executions"], json!([]));
     assert_eq!(answer["scan_limit_reached"], true);
     assert_eq!(answer["has_more"], true, "older runs were not checked");
     assert_eq!(answer["total"], Value::Null);
-    assert!(answer["note"].as_str().unwrap().contains("10000"), "{}", answer["note"]);
+    assert!(answer["note"].as_str().unwrap().contains("5000"), "{}", answer["note"]);
 }
 
 #[test]

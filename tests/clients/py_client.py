@@ -1,0 +1,211 @@
+"""The official MCP Python SDK (mcp==2.3.0, pinned in requirements.txt) as a
+real client of resmon-mcp, in its three connection modes.
+
+For each mode, against a fresh fake backend (write tools change its state):
+connect with only RESMON_PORT_FILE and RESMON_STATE_DIR in the client's env,
+assert the negotiated protocol version, list the tools (25), call every
+valid call of tests/it/calls.rs (so every tool at least once) and the
+invalid calls of fakebackend.INVALID_CALLS.
+
+The SDK itself rejects a tools/list whose schemas it cannot accept
+(pydantic), checks every result against the negotiated version's shapes,
+and validates every non-error structuredContent against the tool's
+outputSchema with jsonschema; any of those raising is a failure here.
+
+Usage: py_client.py --server BIN --fake BIN --calls calls.json [--mode M ...]
+"""
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+
+from importlib.metadata import version as package_version
+
+import jsonschema
+from mcp import Client, StdioServerParameters
+
+from fakebackend import INVALID_CALLS, FakeBackend, Tally, load_calls, with_runtime_id
+
+SDK_VERSION = "2.3.0"
+EXPECTED_TOOLS = 25
+# mode → the protocol version the connection must end up on.
+MODES = {
+    "legacy": "2025-11-25",
+    "auto": "2026-07-28",
+    "2026-07-28": "2026-07-28",
+}
+# Generous: a call against the fake takes milliseconds.
+CALL_TIMEOUT_S = 60
+
+
+def text_json(result):
+    """The JSON in the result's first text block, or None."""
+    for block in result.content:
+        if getattr(block, "type", None) == "text":
+            try:
+                return json.loads(block.text)
+            except ValueError:
+                return None
+    return None
+
+
+async def list_all_tools(client):
+    tools, cursor = [], None
+    while True:
+        page = await client.list_tools(cursor=cursor) if cursor else await client.list_tools()
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+async def run_mode(mode: str, args, calls, placeholder: str) -> Tally:
+    tally = Tally(f"python[{mode}]")
+    want_version = MODES[mode]
+    started = time.monotonic()
+    with FakeBackend(args.fake) as fake:
+        params = StdioServerParameters(command=args.server, args=[], env=dict(fake.env))
+        try:
+            client_cm = Client(params, mode=mode, read_timeout_seconds=CALL_TIMEOUT_S)
+            async with client_cm as client:
+                await exercise(client, mode, want_version, tally, calls, placeholder)
+        except Exception as e:  # noqa: BLE001 - any failure of the client is the finding
+            tally.fail("session", f"{type(e).__name__}: {e}")
+    print(f"# python[{mode}]: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.2f} s",
+          flush=True)
+    return tally
+
+
+async def exercise(client, mode, want_version, tally, calls, placeholder):
+    session = client.session
+    negotiated = session.protocol_version
+    if mode == "legacy":
+        got = session.initialize_result.protocol_version if session.initialize_result else None
+        tally.check(
+            got == want_version and negotiated == want_version and session.discover_result is None,
+            f"negotiated {want_version} via initialize",
+            f"initialize_result.protocol_version={got!r}, protocol_version={negotiated!r}, "
+            f"discover_result={session.discover_result!r}",
+        )
+    else:
+        discover = session.discover_result
+        supported = list(discover.supported_versions) if discover else None
+        tally.check(
+            negotiated == want_version and session.initialize_result is None and supported is not None
+            and want_version in supported,
+            f"negotiated {want_version} via server/discover" + (" (pinned)" if mode != "auto" else ""),
+            f"protocol_version={negotiated!r}, supported_versions={supported!r}, "
+            f"initialize_result={session.initialize_result!r}",
+        )
+        if mode != "auto":
+            # A pinned client adopts a discover result it made up itself and
+            # sends no probe; ask the server directly so its own answer is checked.
+            try:
+                raw = await session.send_discover(want_version)
+                tally.check(
+                    want_version in raw.get("supportedVersions", []) and raw.get("resultType") == "complete",
+                    "server/discover answers for the pinned version",
+                    f"answer: {json.dumps(raw)[:500]}",
+                )
+            except Exception as e:  # noqa: BLE001
+                tally.fail("server/discover answers for the pinned version", f"{type(e).__name__}: {e}")
+
+    try:
+        tools = await list_all_tools(client)
+    except Exception as e:  # noqa: BLE001 - e.g. pydantic refusing a schema
+        tally.fail("tools/list", f"{type(e).__name__}: {e}")
+        return
+    names = [t.name for t in tools]
+    tally.check(len(tools) == EXPECTED_TOOLS and len(set(names)) == len(names),
+                f"tools/list gives {EXPECTED_TOOLS} distinct tools", f"got {len(tools)}: {names}")
+    by_name = {t.name: t for t in tools}
+    # Every listed schema must be a schema a 2020-12 validator accepts.
+    bad = []
+    for tool in tools:
+        for label, schema in (("inputSchema", tool.input_schema), ("outputSchema", tool.output_schema)):
+            if schema is None:
+                continue
+            try:
+                jsonschema.validators.validator_for(schema).check_schema(schema)
+            except jsonschema.SchemaError as e:
+                bad.append(f"{tool.name}.{label}: {e.message}")
+    tally.check(not bad, "every input and output schema is a valid JSON Schema", "; ".join(bad))
+
+    called = {c["tool"] for c in calls} | {c[0] for c in INVALID_CALLS}
+    tally.check(set(names) <= called, "every listed tool is in the call list",
+                f"never called: {sorted(set(names) - called)}")
+    tally.check(called <= set(names), "every called tool is listed", f"not listed: {sorted(called - set(names))}")
+
+    runtime_id = None
+    for number, call in enumerate(calls, 1):
+        tool = call["tool"]
+        if runtime_id is None and placeholder in json.dumps(call["arguments"]):
+            tally.fail(f"call #{number} {tool}", "no runtime id known yet (health must come first)")
+            continue
+        arguments = with_runtime_id(call["arguments"], placeholder, runtime_id or "")
+        what = f"call #{number} {tool} {json.dumps(arguments, separators=(',', ':'))}"
+        listed = by_name.get(tool)
+        if listed is not None and listed.input_schema is not None:
+            errors = sorted(jsonschema.Draft202012Validator(listed.input_schema).iter_errors(arguments), key=str)
+            if errors:
+                tally.fail(what, f"the arguments break the listed inputSchema: {errors[0].message}")
+                continue
+        try:
+            result = await client.call_tool(tool, arguments)
+        except Exception as e:  # noqa: BLE001 - RuntimeError from output validation lands here
+            tally.fail(what, f"{type(e).__name__}: {e}")
+            continue
+        if result.is_error:
+            tally.fail(what, f"isError: {result.content[0].text if result.content else result}")
+            continue
+        structured = result.structured_content
+        if listed is not None and listed.output_schema is not None and structured is None:
+            tally.fail(what, "no structuredContent although the tool declares an outputSchema")
+            continue
+        if text_json(result) != structured:
+            tally.fail(what, "the text block is not the JSON of structuredContent")
+            continue
+        if tool == "health" and runtime_id is None:
+            runtime_id = (structured or {}).get("identity", {}).get("runtime_id")
+        tally.ok(what)
+
+    for tool, arguments, argument in INVALID_CALLS:
+        what = f"invalid call {tool} {json.dumps(arguments, separators=(',', ':'))}"
+        try:
+            result = await client.call_tool(tool, arguments)
+        except Exception as e:  # noqa: BLE001
+            tally.fail(what, f"{type(e).__name__}: {e}")
+            continue
+        payload = text_json(result) or {}
+        tally.check(
+            result.is_error and payload.get("error") == "invalid_argument"
+            and payload.get("detail", {}).get("argument") == argument,
+            what,
+            f"want isError invalid_argument naming {argument!r}; got isError={result.is_error}, "
+            f"text={json.dumps(payload)[:500]}",
+        )
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--server", required=True)
+    parser.add_argument("--fake", required=True)
+    parser.add_argument("--calls", required=True)
+    parser.add_argument("--mode", action="append", choices=list(MODES))
+    args = parser.parse_args()
+    installed = package_version("mcp")
+    if installed != SDK_VERSION:
+        print(f"FAIL python setup: mcp {installed} installed, the test is written for {SDK_VERSION}")
+        return 1
+    print(f"# Python SDK mcp {installed}, jsonschema {package_version('jsonschema')}", flush=True)
+    calls, placeholder = load_calls(args.calls)
+    failed = 0
+    for mode in args.mode or list(MODES):
+        failed += (await run_mode(mode, args, calls, placeholder)).failed
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Real MCP clients against resmon-mcp (issue 5 §3). Run from anywhere:
+#
+#   bash tests/clients/run.sh
+#
+# Pinned clients (versions also asserted by each script):
+#   - Python SDK        mcp==2.3.0                             (requirements.txt, venv in target/clients/venv)
+#   - TypeScript SDK    @modelcontextprotocol/sdk@1.32.2       (package.json + package-lock.json)
+#   - Inspector CLI     @modelcontextprotocol/inspector@2.12.0 (same lock file)
+#
+# Needs: cargo/rustc, python3 with venv (Debian: python3-venv), node >= 20
+# and npm, and the package registries (PyPI, npm). Everything it installs
+# or builds goes under target/ (target/clients/), nothing into the tree.
+#
+# Every check prints `PASS …` or `FAIL …`; the last line is `N passed, M failed`.
+# Exit status 0 only when M is 0.
+set -uo pipefail
+# The scripts import fakebackend.py from this folder; keep __pycache__ out of the tree.
+export PYTHONDONTWRITEBYTECODE=1
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+work="$root/target/clients"
+mkdir -p "$work"
+log="$work/clients.log"
+: >"$log"
+
+passed=0
+failed=0
+started=$SECONDS
+
+note() { echo "== $*"; }
+# A failure outside the client scripts (build, install, a crashed script).
+setup_fail() {
+    failed=$((failed + 1))
+    echo "FAIL setup $*"
+}
+finish() {
+    echo "== client stage took $((SECONDS - started)) s (full log: ${log#"$root"/})"
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    exit $?
+}
+
+# Runs one client script with a hang guard, shows and logs its output, and
+# adds its PASS/FAIL lines to the totals. A script that exits non-zero
+# without reporting a failure (a crash) counts as one failure.
+stage() {
+    local name="$1" limit="$2"
+    shift 2
+    local out="$work/$name.out" t0=$SECONDS rc
+    note "$name"
+    timeout --kill-after=10 "$limit" "$@" >"$out" 2>"$work/$name.err"
+    rc=$?
+    cat "$out"
+    cat "$out" >>"$log"
+    local p f
+    p=$(grep -c '^PASS ' "$out")
+    f=$(grep -c '^FAIL ' "$out")
+    passed=$((passed + p))
+    failed=$((failed + f))
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        setup_fail "$name exited with status $rc without reporting a failure$([ "$rc" -eq 124 ] && echo " (timed out after $limit s)"); stderr:"
+        tail -n 20 "$work/$name.err"
+    fi
+    echo "-- $name: $p passed, $f failed, exit $rc, $((SECONDS - t0)) s"
+}
+
+cd "$root" || exit 1
+for tool in cargo rustc python3 node npm timeout; do
+    command -v "$tool" >/dev/null || { setup_fail "$tool is not installed"; finish; }
+done
+echo "node $(node --version), npm $(npm --version), $(python3 --version)"
+
+# 1. The server, the fake backend, and the call list from tests/it/calls.rs.
+# Only the two targets the clients run, so a broken unrelated example cannot stop this stage.
+note "build (cargo build --bin resmon-mcp --example fake-backend)"
+t0=$SECONDS
+if ! cargo build --locked --bin resmon-mcp --example fake-backend --message-format=json-render-diagnostics \
+    >"$work/build.json"; then
+    setup_fail "cargo build failed"
+    finish
+fi
+server="$root/target/debug/resmon-mcp"
+fake="$root/target/debug/examples/fake-backend"
+serde_json_rlib=$(python3 - "$work/build.json" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    message = json.loads(line)
+    if message.get("reason") == "compiler-artifact" and message["target"]["name"] == "serde_json":
+        print(next(f for f in message["filenames"] if f.endswith(".rlib")))
+        break
+EOF
+)
+if [ -z "$serde_json_rlib" ]; then
+    setup_fail "cargo did not report a serde_json rlib to build dump_calls.rs against"
+    finish
+fi
+# calls.rs is the one list of valid calls; compile it into a tiny dumper.
+if ! rustc --edition 2024 --crate-type bin -o "$work/dump-calls" "$here/dump_calls.rs" \
+    --extern serde_json="$serde_json_rlib" -L dependency="$root/target/debug/deps" 2>"$work/dump-calls.err"; then
+    setup_fail "tests/clients/dump_calls.rs did not compile:"
+    cat "$work/dump-calls.err"
+    finish
+fi
+calls="$work/calls.json"
+if ! "$work/dump-calls" >"$calls"; then
+    setup_fail "dump-calls failed"
+    finish
+fi
+echo "server, fake and $(grep -c '"tool":' "$calls") calls from tests/it/calls.rs ready in $((SECONDS - t0)) s"
+
+# 2. Python SDK in a venv, reused while requirements.txt is unchanged.
+note "python venv (requirements.txt)"
+t0=$SECONDS
+venv="$work/venv"
+python_ready=1
+if ! cmp -s "$here/requirements.txt" "$venv/requirements.txt"; then
+    rm -rf "$venv"
+    if python3 -m venv "$venv" >"$work/venv.log" 2>&1 &&
+        "$venv/bin/pip" install --disable-pip-version-check -q -r "$here/requirements.txt" >>"$work/venv.log" 2>&1; then
+        cp "$here/requirements.txt" "$venv/requirements.txt"
+    else
+        python_ready=0
+        setup_fail "python venv or pip install failed (is python3-venv installed?):"
+        tail -n 20 "$work/venv.log"
+    fi
+fi
+echo "python venv ready in $((SECONDS - t0)) s"
+
+# 3. npm packages (TypeScript SDK, Inspector) from the committed lock file,
+#    installed under target/ so node_modules never lands in the tree.
+note "npm install (package-lock.json)"
+t0=$SECONDS
+npm_dir="$work/npm"
+node_ready=1
+mkdir -p "$npm_dir"
+if ! cmp -s "$here/package-lock.json" "$npm_dir/node_modules/.resmon-lock"; then
+    cp "$here/package.json" "$here/package-lock.json" "$npm_dir/"
+    rm -rf "$npm_dir/node_modules"
+    # Not `npm ci`: vite (pulled in by the inspector's web UI) names an
+    # optional Windows-only dependency, napi-windows-process-start-time, for
+    # which the registry answers 404 (seen 2026-11), so the lock cannot hold
+    # it and `npm ci` calls the lock out of sync. `npm install` installs the locked tree and
+    # skips the missing optional package; the lock must come out unchanged.
+    # --ignore-scripts: the inspector's postinstall only matters in its own
+    # source checkout; nothing here needs an install script.
+    if (cd "$npm_dir" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error) >"$work/npm.log" 2>&1 &&
+        cmp -s "$here/package-lock.json" "$npm_dir/package-lock.json"; then
+        cp "$here/package-lock.json" "$npm_dir/node_modules/.resmon-lock"
+    else
+        node_ready=0
+        setup_fail "npm install failed, or changed package-lock.json (diff target/clients/npm/package-lock.json):"
+        tail -n 20 "$work/npm.log"
+    fi
+fi
+# ESM resolves packages from the script's folder: run the TS client beside node_modules.
+cp "$here/ts_client.mjs" "$npm_dir/ts_client.mjs"
+echo "npm packages ready in $((SECONDS - t0)) s"
+
+# 4. The clients. Each starts its own fake backend(s) and passes the server
+#    nothing but RESMON_PORT_FILE and RESMON_STATE_DIR.
+if [ "$python_ready" -eq 1 ]; then
+    stage python-sdk 180 "$venv/bin/python" "$here/py_client.py" --server "$server" --fake "$fake" --calls "$calls"
+fi
+if [ "$node_ready" -eq 1 ]; then
+    stage typescript-sdk 120 node "$npm_dir/ts_client.mjs" --server "$server" --fake "$fake" --calls "$calls"
+    stage inspector 240 python3 "$here/inspector_cli.py" --inspector "$npm_dir/node_modules/.bin/mcp-inspector" \
+        --server "$server" --fake "$fake" --calls "$calls"
+fi
+
+finish
