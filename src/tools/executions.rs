@@ -73,9 +73,9 @@ pub const GET_EXECUTION_RESULTS: Tool = Tool {
 pub const GET_SEARCH_RECORD: Tool = Tool {
     name: "get_search_record",
     title: "Search record of a run",
-    description: "A run's reproducible PRISMA-style record: search.queries_as_sent is what each source's \
-        requests carried (null for old runs), search.query_as_sent the terms as typed; plus per-source \
-        outcomes and dedup counts.",
+    description: "How a run searched, PRISMA-style, so it can be reproduced: search.queries_as_sent \
+        lists, per source, the queries resmon actually sent (null on old runs); search.query_as_sent \
+        holds the user's own terms. Also per-source outcomes and dedup counts.",
     input_schema: exec_input,
     output_schema: record_output,
     requires_confirmation: false,

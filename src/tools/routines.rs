@@ -67,8 +67,8 @@ fn list_output() -> Value {
             "id": {"type": "integer"},
             "name": {"type": "string"},
             "schedule": nullable("Cron expression."),
-            "sources": {"type": "array", "items": {"type": "string"}},
-            "keywords": {"type": "array", "items": {"type": "string"}},
+            "sources": nullable("Source slugs; null when resmon's stored parameters could not be read."),
+            "keywords": nullable("The terms; null when resmon's stored parameters could not be read."),
             "entity": nullable("{profile_id, mode} for a routine that watches a profile, else null."),
             "is_active": {"type": "boolean", "description": "Whether it fires on its schedule."},
             "ai_enabled": {"type": "boolean"},
@@ -194,8 +194,10 @@ fn list_row(row: &Value) -> Value {
     out.insert("id".into(), field("id"));
     out.insert("name".into(), field("name"));
     out.insert("schedule".into(), field("schedule_cron"));
-    out.insert("sources".into(), sources_of(&parameters));
-    out.insert("keywords".into(), keywords_of(&parameters));
+    // Unreadable parameters are "unknown", never an empty list of sources.
+    let readable = parameters.is_object();
+    out.insert("sources".into(), if readable { sources_of(&parameters) } else { Value::Null });
+    out.insert("keywords".into(), if readable { keywords_of(&parameters) } else { Value::Null });
     out.insert("entity".into(), parameters.get("entity").cloned().unwrap_or(Value::Null));
     for name in FLAGS {
         out.insert(name.into(), Value::Bool(flag(row.get(name))));

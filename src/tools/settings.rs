@@ -55,7 +55,7 @@ fn update_settings_output() -> Value {
             "group": {"type": "string"},
             "changed": {
                 "type": "object",
-                "description": "Every key of the group whose value differs between the reads before and after, asked for or not: {key: {from, to}}.",
+                "description": "{key: {from, to}} for each group key that resmon reports differently after the write than before it, including keys nobody asked to change.",
             },
             "requested": {"type": "object", "description": "The settings as asked for."},
             "unchanged_key_count": {"type": "integer", "description": "Keys of the group whose value is the same in both reads."},

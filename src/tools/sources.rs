@@ -121,8 +121,13 @@ fn source(entry: &Value, statuses: Option<&Map<String, Value>>) -> Value {
 /// resmon's own three-state word; an alias resmon did not list is unknown.
 fn status_of(entry: Option<&Value>) -> Value {
     let Some(entry) = entry else { return Value::Null };
+    // Only the three words of contract 1.0 "Safety" ever leave, so nothing
+    // else resmon might put in that field can reach a transcript.
     if let Some(status) = entry.get("status").and_then(Value::as_str) {
-        return json!(status);
+        return match status {
+            "present" | "absent" | "unreadable" => json!(status),
+            _ => Value::Null,
+        };
     }
     match entry.get("present").and_then(Value::as_bool) {
         Some(true) => json!("present"),
