@@ -3,6 +3,8 @@
 //! error; 2 the command line or the JSON argument was wrong.
 
 use std::io::{self, Write};
+
+use anyhow::Context;
 use std::process::ExitCode;
 
 use resmon_mcp::config::Config;
@@ -103,18 +105,25 @@ fn main() -> ExitCode {
 }
 
 fn serve() -> ExitCode {
+    match serve_stdio() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // `{:#}` prints the context chain on one line: what stopped, and why.
+            redact::log(&format!("{error:#}"));
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Only an unreadable stdin or an unwritable stdout (other than a closed
+/// pipe, which is a normal end) stops the server; no message ever does.
+fn serve_stdio() -> anyhow::Result<()> {
     let config = Config::from_process();
     let mut server = Server::new(config.backend(), config.read_only);
     let stdin = io::stdin();
     let stdout = io::stdout();
-    let result = protocol::serve(&mut server, &mut stdin.lock(), &mut stdout.lock());
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            redact::log(&format!("stopped: {error}"));
-            ExitCode::from(1)
-        }
-    }
+    protocol::serve(&mut server, &mut stdin.lock(), &mut stdout.lock())
+        .context("stopped serving: stdin or stdout failed")
 }
 
 fn call(tool: &str, arguments: &str) -> ExitCode {
