@@ -164,7 +164,7 @@ impl Server {
 
     fn dispatch(&mut self, method: &str, params: &Value) -> (Era, Outcome) {
         if method == "initialize" {
-            return (Era::Handshake, Ok(Answer::Json(self.initialize(params))));
+            return (Era::Handshake, Ok(self.initialize(params)));
         }
         let meta = params.get("_meta");
         let stateless = method == "server/discover" || meta.and_then(|meta| meta.get(META_VERSION)).is_some();
@@ -194,18 +194,12 @@ impl Server {
 
     /// Echo a supported version, else offer the latest handshake version;
     /// never an error (the clients decide whether they can use the answer).
-    fn initialize(&mut self, params: &Value) -> Value {
+    fn initialize(&mut self, params: &Value) -> Answer {
         let requested = params.get("protocolVersion").and_then(Value::as_str).unwrap_or("");
         let version =
             if HANDSHAKE_VERSIONS.contains(&requested) { requested } else { LATEST_HANDSHAKE_VERSION };
         self.negotiated = Some(version.to_string());
-        json!({
-            "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": false}},
-            "serverInfo": server_info(),
-            "instructions": INSTRUCTIONS,
-            "_meta": {"resmon/server_version": env!("CARGO_PKG_VERSION")},
-        })
+        Answer::Prebuilt(initialize_result(version))
     }
 
     fn list_tools(&self, params: &Value, era: Era) -> Outcome {
@@ -238,20 +232,45 @@ impl Server {
         let Some(result) = tools::call(&mut self.backend, name, &arguments, self.read_only) else {
             return Err(rpc_error(INVALID_PARAMS, format!("Invalid params: unknown tool {:?}.", clip(name))));
         };
-        Ok(Answer::Json(match result {
-            Ok(answer) => json!({
-                "content": [{"type": "text", "text": answer.to_string()}],
-                "structuredContent": answer,
-                "isError": false,
-            }),
+        Ok(Answer::Prebuilt(match result {
+            Ok(answer) => {
+                let mut text = Vec::with_capacity(4 * 1024);
+                serde_json::to_writer(&mut text, &answer).expect("a Value serialises");
+                tool_result(&text, true)
+            }
             // Error results carry no structuredContent: some clients validate it
             // against the outputSchema even when isError is set (issue 2 §5).
-            Err(error) => json!({
-                "content": [{"type": "text", "text": error.to_json().to_string()}],
-                "isError": true,
-            }),
+            Err(error) => tool_result(compact(&error.to_json()).as_bytes(), false),
         }))
     }
+}
+
+/// A `tools/call` result object whose text content is `text` (compact JSON).
+/// On success the same bytes are spliced in as `structuredContent`: the
+/// answer is serialised once, and its compact text is exactly what
+/// serialising it again would give.
+fn tool_result(text: &[u8], structured: bool) -> String {
+    let text = std::str::from_utf8(text).expect("serde_json writes UTF-8");
+    let mut out = Vec::with_capacity(text.len() * 5 / 2 + 96);
+    out.extend_from_slice(b"{\"content\":[{\"type\":\"text\",\"text\":");
+    // Writing a str as JSON into a Vec cannot fail.
+    serde_json::to_writer(&mut out, text).expect("a str serialises");
+    out.extend_from_slice(b"}]");
+    if structured {
+        out.extend_from_slice(b",\"structuredContent\":");
+        out.extend_from_slice(text.as_bytes());
+        out.extend_from_slice(b",\"isError\":false}");
+    } else {
+        out.extend_from_slice(b",\"isError\":true}");
+    }
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// Compact JSON text of a value. serde_json's writer is used rather than
+/// `Display`, which goes through the formatter a few bytes at a time.
+fn compact(value: &Value) -> String {
+    // A Value's map keys are strings, so serialising it cannot fail.
+    serde_json::to_string(value).expect("a Value serialises")
 }
 
 fn check_stateless_meta(meta: Option<&Value>) -> Result<(), RpcError> {
@@ -296,6 +315,20 @@ fn discover() -> Value {
     })
 }
 
+/// The `initialize` result, written out rather than built as a Value: it is
+/// the answer every session waits for first, and writing it this way keeps
+/// the JSON serialiser out of the cold start. `version` is one of
+/// HANDSHAKE_VERSIONS; neither it nor INSTRUCTIONS needs escaping, and a
+/// unit test checks that the text is what serialising the Value would give.
+fn initialize_result(version: &str) -> String {
+    format!(
+        "{{\"protocolVersion\":\"{version}\",\"capabilities\":{{\"tools\":{{\"listChanged\":false}}}},\
+         \"serverInfo\":{{\"name\":\"resmon\",\"version\":\"{CONTRACT_VERSION}\",\"title\":\"resmon research monitor\"}},\
+         \"instructions\":\"{INSTRUCTIONS}\",\"_meta\":{{\"resmon/server_version\":\"{}\"}}}}",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 fn server_info() -> Value {
     json!({"name": "resmon", "version": CONTRACT_VERSION, "title": "resmon research monitor"})
 }
@@ -327,7 +360,7 @@ fn result_line(id: &Value, result: Answer, era: Era) -> String {
             if stamp.is_empty() {
                 object_text
             } else {
-                let stamp_text = Value::Object(stamp).to_string();
+                let stamp_text = compact(&Value::Object(stamp));
                 // Both are JSON objects: join their members.
                 format!("{},{}", &object_text[..object_text.len() - 1], &stamp_text[1..])
             }
@@ -340,10 +373,16 @@ fn result_line(id: &Value, result: Answer, era: Era) -> String {
             for (key, value) in stamp {
                 object.insert(key, value);
             }
-            Value::Object(object).to_string()
+            compact(&Value::Object(object))
         }
     };
-    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}")
+    let mut line = String::with_capacity(result.len() + 64);
+    line.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    line.push_str(&compact(id));
+    line.push_str(",\"result\":");
+    line.push_str(&result);
+    line.push('}');
+    line
 }
 
 fn error_line(id: &Value, error: RpcError) -> String {
@@ -353,7 +392,7 @@ fn error_line(id: &Value, error: RpcError) -> String {
     if let Some(data) = error.data {
         body.insert("data".into(), data);
     }
-    json!({"jsonrpc": "2.0", "id": id, "error": body}).to_string()
+    compact(&json!({"jsonrpc": "2.0", "id": id, "error": body}))
 }
 
 /// What reading one line produced.
@@ -440,13 +479,34 @@ pub fn serve(server: &mut Server, input: &mut dyn BufRead, output: &mut dyn Writ
             buf = Vec::with_capacity(8 * 1024);
         }
         if let Some(reply) = reply {
-            let mut line = redact::scrub(&reply).into_owned();
+            let scrubbed = redact::scrub(&reply);
+            let mut line = String::with_capacity(scrubbed.len() + 1);
+            line.push_str(&scrubbed);
             line.push('\n');
             match output.write_all(line.as_bytes()).and_then(|()| output.flush()) {
                 Ok(()) => (),
                 Err(error) if error.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
                 Err(error) => return Err(error),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_written_out_initialize_result_is_the_serialised_value() {
+        for version in HANDSHAKE_VERSIONS {
+            let value = json!({
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": false}},
+                "serverInfo": server_info(),
+                "instructions": INSTRUCTIONS,
+                "_meta": {"resmon/server_version": env!("CARGO_PKG_VERSION")},
+            });
+            assert_eq!(initialize_result(version), compact(&value));
         }
     }
 }

@@ -169,9 +169,71 @@ pub fn listing_json(read_only: bool) -> &'static str {
     static FULL: OnceLock<String> = OnceLock::new();
     static READ_ONLY: OnceLock<String> = OnceLock::new();
     let cell = if read_only { &READ_ONLY } else { &FULL };
-    cell.get_or_init(|| {
-        let tools: Vec<Value> =
-            TOOLS.iter().filter(|tool| is_offered(tool, read_only)).map(|tool| describe(tool)).collect();
-        Value::Array(tools).to_string()
-    })
+    cell.get_or_init(|| build_listing(read_only))
+}
+
+/// Writes the same bytes as `describe` for each offered tool, joined into
+/// one array, without building the outer objects: every session pays for
+/// this once, and it was its largest single cost (docs/performance.md).
+/// The input schemas come from the cache that validation uses, so the
+/// first `tools/call` finds them built.
+fn build_listing(read_only: bool) -> String {
+    fn string(out: &mut Vec<u8>, text: &str) {
+        // Writing JSON into a Vec<u8> cannot fail.
+        serde_json::to_writer(&mut *out, text).expect("a str serialises");
+    }
+    fn value(out: &mut Vec<u8>, value: &Value) {
+        serde_json::to_writer(&mut *out, value).expect("a Value serialises");
+    }
+    let schemas = input_schemas();
+    let mut out: Vec<u8> = Vec::with_capacity(48 * 1024);
+    out.push(b'[');
+    for (index, tool) in TOOLS.iter().enumerate().filter(|(_, tool)| is_offered(tool, read_only)) {
+        if out.len() > 1 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"name\":");
+        string(&mut out, tool.name);
+        out.extend_from_slice(b",\"title\":");
+        string(&mut out, tool.title);
+        out.extend_from_slice(b",\"description\":");
+        string(&mut out, tool.description);
+        out.extend_from_slice(b",\"inputSchema\":");
+        value(&mut out, &schemas[index]);
+        out.extend_from_slice(b",\"outputSchema\":");
+        value(&mut out, &(tool.output_schema)());
+        out.extend_from_slice(b",\"annotations\":{\"title\":");
+        string(&mut out, tool.title);
+        for (key, flag) in [
+            (&b",\"readOnlyHint\":"[..], !tool.requires_confirmation),
+            (b",\"destructiveHint\":", tool.destructive),
+            (b",\"idempotentHint\":", tool.idempotent),
+            (b",\"openWorldHint\":", tool.open_world),
+            (b"},\"requires_confirmation\":", tool.requires_confirmation),
+        ] {
+            out.extend_from_slice(key);
+            out.extend_from_slice(if flag { b"true" } else { b"false" });
+        }
+        out.push(b'}');
+    }
+    out.push(b']');
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listing_is_describe_of_each_offered_tool() {
+        for read_only in [false, true] {
+            let described: Vec<Value> =
+                TOOLS.iter().filter(|tool| is_offered(tool, read_only)).map(|tool| describe(tool)).collect();
+            assert_eq!(
+                build_listing(read_only),
+                Value::Array(described).to_string(),
+                "read_only: {read_only}"
+            );
+        }
+    }
 }
