@@ -447,12 +447,17 @@ fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Line> {
 /// already written one scrubbed line to stderr.)
 fn handle_guarded(server: &mut Server, line: &[u8]) -> Option<String> {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| server.handle_line(line)));
-    outcome.unwrap_or_else(|_| {
-        Some(error_line(
-            &Value::Null,
-            rpc_error(-32603, "Internal error: this request could not be handled."),
-        ))
-    })
+    outcome.unwrap_or_else(|_| panic_reply(line))
+}
+
+/// The reply to a request whose handling panicked: addressed to the
+/// request's own id, so that the client is not left waiting for an answer
+/// that never comes. A notification still gets no reply.
+fn panic_reply(line: &[u8]) -> Option<String> {
+    let message: Value = serde_json::from_slice(line.strip_suffix(b"\r").unwrap_or(line)).ok()?;
+    let id = message.get("id")?;
+    let id = if id.is_string() || id.is_i64() || id.is_u64() { id.clone() } else { Value::Null };
+    Some(error_line(&id, rpc_error(-32603, "Internal error: this request could not be handled.")))
 }
 
 /// The stdio loop: read a line, answer it, flush. Returns on EOF. A closed
@@ -489,6 +494,20 @@ pub fn serve(server: &mut Server, input: &mut dyn BufRead, output: &mut dyn Writ
                 Err(error) => return Err(error),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod panic_tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_request_is_answered_to_its_own_id() {
+        let reply = panic_reply(br#"{"jsonrpc":"2.0","id":"abc","method":"tools/call"}"#).unwrap();
+        let reply: Value = serde_json::from_str(&reply).unwrap();
+        assert_eq!(reply["id"], "abc");
+        assert_eq!(reply["error"]["code"], -32603);
+        assert!(panic_reply(br#"{"jsonrpc":"2.0","method":"notifications/x"}"#).is_none());
     }
 }
 

@@ -80,24 +80,30 @@ fn health(backend: &mut Backend, args: &Args) -> ToolResult {
     if !body.get("status").is_some_and(Value::is_string) {
         return Err(crate::backend::unexpected_shape("GET /api/health", "resmon's health report"));
     }
-    let field = |name: &str| body.get(name).cloned().unwrap_or(Value::Null);
-    let schema_version = match body.get("schema_version") {
-        Some(value) => value.clone(),
-        None => body.pointer("/identity/schema_version").cloned().unwrap_or(Value::Null),
-    };
-    let mut answer = Map::new();
-    answer.insert("status".into(), field("status"));
-    answer.insert("version".into(), field("version"));
-    answer.insert("schema_version".into(), schema_version);
-    answer.insert("scheduler".into(), field("scheduler"));
-    answer.insert("daemon".into(), field("daemon"));
     // An unpinned call stays answerable without inventing an identity
     // (contract 1.0 "Instance identity"): a malformed one is reported as null.
-    let identity = if identity::check_reply(&body, None).is_ok() { field("identity") } else { Value::Null };
-    answer.insert("identity".into(), identity);
-    answer.insert("pid".into(), field("pid"));
-    answer.insert("started_at".into(), field("started_at"));
-    answer.insert("embeddings".into(), field("embeddings"));
+    let identity_usable = identity::check_reply(&body, None).is_ok();
+    let Value::Object(mut body) = body else {
+        return Err(crate::backend::unexpected_shape("GET /api/health", "an object"));
+    };
+    // Fields are moved out of resmon's answer rather than copied: this is the
+    // call a harness makes most, and the copies were a sixth of its cost.
+    let mut take = |name: &str| body.remove(name).unwrap_or(Value::Null);
+    let identity = take("identity");
+    let schema_version = match take("schema_version") {
+        Value::Null => identity.get("schema_version").cloned().unwrap_or(Value::Null),
+        value => value,
+    };
+    let mut answer = Map::new();
+    answer.insert("status".into(), take("status"));
+    answer.insert("version".into(), take("version"));
+    answer.insert("schema_version".into(), schema_version);
+    answer.insert("scheduler".into(), take("scheduler"));
+    answer.insert("daemon".into(), take("daemon"));
+    answer.insert("identity".into(), if identity_usable { identity } else { Value::Null });
+    answer.insert("pid".into(), take("pid"));
+    answer.insert("started_at".into(), take("started_at"));
+    answer.insert("embeddings".into(), take("embeddings"));
     Ok(Value::Object(answer))
 }
 
