@@ -269,9 +269,9 @@ pub fn no_port_named(port_file: &Path) -> ToolError {
              guess. A port is named by the RESMON_PORT environment variable or by the port \
              file a running resmon writes (looked for at {}); neither named one. Picking a \
              port anyway could attach to a different installation with a different database, \
-             and an answer about the wrong corpus is worse than none. Start resmon and try \
-             again; if it is already running, set RESMON_PORT to its port or point \
-             RESMON_PORT_FILE at the port file that instance writes.",
+             and an answer about the wrong corpus is worse than none. Start resmon and call \
+             again. If it runs already, give this server its port in RESMON_PORT, or the \
+             path of the port file it writes in RESMON_PORT_FILE.",
             port_file.display()
         ),
     )

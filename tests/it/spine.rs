@@ -131,7 +131,10 @@ fn resmon_port_wins_and_a_named_port_that_does_not_answer_is_never_widened() {
     let (code, answer, output) = cli_call("health", json!({}), &vars);
     assert_eq!(code, Some(1));
     assert_eq!(answer["error"], "backend_unavailable");
-    assert_eq!(answer["message"], "resmon is not running. Start the resmon app and try again.");
+    // The sentence is the one contract 1.0 prints for this case, kept as it is
+    // because callers may compare it.
+    let contract_sentence = "resmon is not running. Start the resmon app and try again.";
+    assert_eq!(answer["message"], contract_sentence);
     assert_eq!(answer["tried"], json!([format!("http://127.0.0.1:{port}")]));
     assert!(other.requests().is_empty(), "a port nobody named was reached: {output}");
 }
