@@ -498,7 +498,7 @@ pub fn serve(server: &mut Server, input: &mut dyn BufRead, output: &mut dyn Writ
 }
 
 #[cfg(test)]
-mod panic_tests {
+mod tests {
     use super::*;
 
     #[test]
@@ -509,11 +509,6 @@ mod panic_tests {
         assert_eq!(reply["error"]["code"], -32603);
         assert!(panic_reply(br#"{"jsonrpc":"2.0","method":"notifications/x"}"#).is_none());
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     #[test]
     fn the_written_out_initialize_result_is_the_serialised_value() {

@@ -27,7 +27,7 @@ use crate::args::{self, Args};
 use crate::backend::Backend;
 use crate::error::{ToolError, ToolResult};
 
-pub use schema::{nullable, object, paper_schema};
+pub use schema::{limit_property, nullable, object, offset_property, paper_schema};
 
 pub type Handler = fn(&mut Backend, &Args) -> ToolResult;
 

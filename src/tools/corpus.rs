@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Tool, nullable, object, paper_schema};
+use super::{Tool, limit_property, nullable, object, paper_schema};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::{ToolError, ToolResult};
@@ -87,7 +87,7 @@ fn search_input() -> Value {
             "sources": {"type": "array", "items": {"type": "string"}, "description": "Slugs from list_sources."},
             "date_from": {"type": "string", "description": "YYYY-MM-DD"},
             "date_to": {"type": "string", "description": "YYYY-MM-DD"},
-            "limit": {"type": "integer", "minimum": 1, "description": "Default 25, max 100."},
+            "limit": limit_property(),
             "cursor": {"type": "string"},
             // Declared so that the handler, not the generic unknown-argument
             // sentence, answers it with the way to page (contract 1.0 "Read").

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::routines::parse_json_text;
 use super::system::{checked_health, identity_property};
-use super::{Tool, nullable, object, paper_schema};
+use super::{Tool, limit_property, nullable, object, offset_property, paper_schema};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::ToolResult;
@@ -84,14 +84,6 @@ pub const GET_SEARCH_RECORD: Tool = Tool {
     open_world: false,
     handler: get_search_record,
 };
-
-fn limit_property() -> Value {
-    json!({"type": "integer", "minimum": 1, "description": "Default 25, max 100."})
-}
-
-fn offset_property() -> Value {
-    json!({"type": "integer", "minimum": 0, "description": "Default 0."})
-}
 
 fn list_input() -> Value {
     object(

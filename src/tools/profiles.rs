@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::routines::parse_json_text;
-use super::{Tool, nullable, object};
+use super::{Tool, limit_property, nullable, object, offset_property};
 use crate::args::Args;
 use crate::backend::{self, Backend};
 use crate::error::{ToolError, ToolResult};
@@ -72,8 +72,8 @@ fn matches_input() -> Value {
     object(
         json!({
             "profile_id": {"type": "integer"},
-            "limit": {"type": "integer", "minimum": 1, "description": "Default 25, max 100."},
-            "offset": {"type": "integer", "minimum": 0, "description": "Default 0."},
+            "limit": limit_property(),
+            "offset": offset_property(),
         }),
         &["profile_id"],
     )

@@ -36,3 +36,12 @@ pub fn paper_schema() -> Value {
         &["id", "title", "authors", "date", "source", "doi", "url"],
     )
 }
+
+/// A page size: 25 unless given, larger values clamped to 100 by the handler.
+pub fn limit_property() -> Value {
+    json!({"type": "integer", "minimum": 1, "description": "Default 25, max 100."})
+}
+
+pub fn offset_property() -> Value {
+    json!({"type": "integer", "minimum": 0, "description": "Default 0."})
+}

@@ -4,17 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::Session;
-
-const WRITE_TOOLS: [&str; 7] = [
-    "run_sweep",
-    "create_routine",
-    "create_watch_profile",
-    "run_routine",
-    "activate_routine",
-    "deactivate_routine",
-    "update_settings",
-];
+use crate::harness::{Session, WRITE_TOOLS};
 
 fn listing(env: &[(String, String)]) -> Vec<Value> {
     let mut session = Session::initialized(env);

@@ -14,17 +14,7 @@ use serde_json::{Value, json};
 use resmon_mcp::settings_policy as policy;
 
 use crate::fake_backend::FakeBackend;
-use crate::harness::{Session, TempDir, cli_call, env_for, structured, tool_error};
-
-const WRITE_TOOLS: [&str; 7] = [
-    "run_sweep",
-    "create_routine",
-    "create_watch_profile",
-    "run_routine",
-    "activate_routine",
-    "deactivate_routine",
-    "update_settings",
-];
+use crate::harness::{Session, TempDir, WRITE_TOOLS, cli_call, env_for, structured, tool_error};
 
 // ------------------------------------------------------------------ helpers
 
