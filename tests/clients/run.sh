@@ -130,40 +130,32 @@ echo "python venv ready in $((SECONDS - t0)) s"
 
 # 3. npm packages (TypeScript SDK, Inspector) from the committed lock file,
 #    installed under target/ so node_modules never lands in the tree.
+#    tests/npm_locked.py says why the lock is compared per platform, not byte for byte.
 note "npm install (package-lock.json)"
 t0=$SECONDS
 npm_dir="$work/npm"
 node_ready=1
-mkdir -p "$npm_dir"
-if ! cmp -s "$here/package-lock.json" "$npm_dir/node_modules/.resmon-lock"; then
-    cp "$here/package.json" "$here/package-lock.json" "$npm_dir/"
-    rm -rf "$npm_dir/node_modules"
-    # Not `npm ci`: vite (pulled in by the inspector's web UI) names an
-    # optional Windows-only dependency, napi-windows-process-start-time, for
-    # which the registry answers 404 (seen 2026-11), so the lock cannot hold
-    # it and `npm ci` calls the lock out of sync. `npm install` installs the locked tree and
-    # skips the missing optional package; the lock must come out unchanged.
-    # --ignore-scripts: the inspector's postinstall only matters in its own
-    # source checkout; nothing here needs an install script.
-    if (cd "$npm_dir" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error) >"$work/npm.log" 2>&1 &&
-        cmp -s "$here/package-lock.json" "$npm_dir/package-lock.json"; then
-        cp "$here/package-lock.json" "$npm_dir/node_modules/.resmon-lock"
-    else
-        node_ready=0
-        setup_fail "npm install failed, or changed package-lock.json (diff target/clients/npm/package-lock.json):"
-        tail -n 20 "$work/npm.log"
-    fi
+if ! python3 "$root/tests/npm_locked.py" "$here" "$npm_dir" >"$work/npm.log" 2>&1; then
+    node_ready=0
+    setup_fail "npm packages could not be installed from tests/clients/package-lock.json:"
 fi
+cat "$work/npm.log"
 # ESM resolves packages from the script's folder: run the TS client beside node_modules.
 cp "$here/ts_client.mjs" "$npm_dir/ts_client.mjs"
 echo "npm packages ready in $((SECONDS - t0)) s"
 
 # 4. The clients. Each starts its own fake backend(s) and passes the server
 #    nothing but RESMON_PORT_FILE and RESMON_STATE_DIR.
-if [ "$python_ready" -eq 1 ]; then
+if [ "$python_ready" -eq 0 ]; then
+    setup_fail "python-sdk did not run: its venv is not ready"
+else
     stage python-sdk 180 "$venv/bin/python" "$here/py_client.py" --server "$server" --fake "$fake" --calls "$calls"
 fi
-if [ "$node_ready" -eq 1 ]; then
+if [ "$node_ready" -eq 0 ]; then
+    # Never a silent skip: each client that could not run is a failure of its own.
+    setup_fail "typescript-sdk did not run: its npm packages are not installed"
+    setup_fail "inspector did not run: its npm packages are not installed"
+else
     stage typescript-sdk 120 node "$npm_dir/ts_client.mjs" --server "$server" --fake "$fake" --calls "$calls"
     stage inspector 240 python3 "$here/inspector_cli.py" --inspector "$npm_dir/node_modules/.bin/mcp-inspector" \
         --server "$server" --fake "$fake" --calls "$calls"
