@@ -236,34 +236,45 @@ impl Server {
             Ok(answer) => {
                 let mut text = Vec::with_capacity(4 * 1024);
                 serde_json::to_writer(&mut text, &answer).expect("a Value serialises");
-                tool_result(&text, true)
+                success_result(&text)
             }
-            // Error results carry no structuredContent: some clients validate it
-            // against the outputSchema even when isError is set (issue 2 §5).
-            Err(error) => tool_result(compact(&error.to_json()).as_bytes(), false),
+            Err(error) => error_result(&error),
         }))
     }
 }
 
-/// A `tools/call` result object whose text content is `text` (compact JSON).
-/// On success the same bytes are spliced in as `structuredContent`: the
-/// answer is serialised once, and its compact text is exactly what
-/// serialising it again would give.
-fn tool_result(text: &[u8], structured: bool) -> String {
+/// A successful `tools/call` result whose text content is `text` (compact
+/// JSON). The same bytes are spliced in as `structuredContent`: the answer
+/// is serialised once, and its compact text is exactly what serialising it
+/// again would give.
+fn success_result(text: &[u8]) -> String {
     let text = std::str::from_utf8(text).expect("serde_json writes UTF-8");
     let mut out = Vec::with_capacity(text.len() * 5 / 2 + 96);
     out.extend_from_slice(b"{\"content\":[{\"type\":\"text\",\"text\":");
     // Writing a str as JSON into a Vec cannot fail.
     serde_json::to_writer(&mut out, text).expect("a str serialises");
-    out.extend_from_slice(b"}]");
-    if structured {
-        out.extend_from_slice(b",\"structuredContent\":");
-        out.extend_from_slice(text.as_bytes());
-        out.extend_from_slice(b",\"isError\":false}");
-    } else {
-        out.extend_from_slice(b",\"isError\":true}");
-    }
+    out.extend_from_slice(b"}],\"structuredContent\":");
+    out.extend_from_slice(text.as_bytes());
+    out.extend_from_slice(b",\"isError\":false}");
     String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// A `tools/call` result for a tool error (docs/contract-notes.md, note 21).
+/// The first block is `<code>: <message>`, a sentence that does not parse as
+/// JSON: a client that turns a JSON first block into structuredContent and
+/// checks it against the success outputSchema (Gemini CLI does) would
+/// otherwise show its model a schema complaint instead of resmon's sentence.
+/// The second block is the error object as JSON, for callers that branch on
+/// the code. There is no structuredContent, for the same reason.
+fn error_result(error: &crate::error::ToolError) -> String {
+    let sentence = format!("{}: {}", error.code.as_str(), error.message);
+    compact(&json!({
+        "content": [
+            {"type": "text", "text": sentence},
+            {"type": "text", "text": compact(&error.to_json())},
+        ],
+        "isError": true,
+    }))
 }
 
 /// Compact JSON text of a value. serde_json's writer is used rather than

@@ -120,12 +120,16 @@ def main() -> int:
                 run = inspector("--format", "json", "--method", "tools/call", "--tool-name", tool,
                                 "--tool-args-json", json.dumps(arguments))
                 result = parse_result(run.stdout) or {}
+                # An error opens with the sentence `<code>: <message>`; the
+                # error object is the second block's JSON.
                 try:
-                    payload = json.loads(result["content"][0]["text"])
+                    sentence = result["content"][0]["text"]
+                    payload = json.loads(result["content"][1]["text"])
                 except (KeyError, IndexError, TypeError, ValueError):
-                    payload = {}
+                    sentence, payload = "", {}
                 tally.check(
-                    run.returncode == want_exit and result.get("isError") is True and payload.get("error") == want_code,
+                    run.returncode == want_exit and result.get("isError") is True and payload.get("error") == want_code
+                    and sentence == f"{want_code}: {payload.get('message')}",
                     what,
                     f"exit {run.returncode} (want {want_exit}); stdout: {run.stdout[:500]}; stderr: {run.stderr[:500]}",
                 )

@@ -41,14 +41,22 @@ CALL_TIMEOUT_S = 60
 
 
 def text_json(result):
-    """The JSON in the result's first text block, or None."""
+    """The JSON in the result's first text block that holds JSON, or None.
+    A success has it in its only block; an error opens with a sentence
+    (`<code>: <message>`) and carries the error object in its second block."""
     for block in result.content:
         if getattr(block, "type", None) == "text":
             try:
                 return json.loads(block.text)
             except ValueError:
-                return None
+                continue
     return None
+
+
+def first_text(result):
+    """The text of the result's first block, or ''."""
+    block = result.content[0] if result.content else None
+    return getattr(block, "text", "") or ""
 
 
 async def list_all_tools(client):
@@ -181,6 +189,7 @@ async def exercise(client, mode, want_version, tally, calls, placeholder):
         payload = text_json(result) or {}
         tally.check(
             result.is_error and payload.get("error") == "invalid_argument"
+            and first_text(result) == f"invalid_argument: {payload.get('message')}"
             and payload.get("detail", {}).get("argument") == argument,
             what,
             f"want isError invalid_argument naming {argument!r}; got isError={result.is_error}, "

@@ -101,14 +101,18 @@ function withRuntimeId(value, placeholder, runtimeId) {
   return value === placeholder ? runtimeId : value;
 }
 
+// The first text block that holds JSON: a success's only block, or an
+// error's second (an error opens with the sentence `<code>: <message>`).
 function textJson(result) {
-  const block = (result.content || []).find((b) => b.type === "text");
-  if (!block) return undefined;
-  try {
-    return JSON.parse(block.text);
-  } catch {
-    return undefined;
+  for (const block of result.content || []) {
+    if (block.type !== "text") continue;
+    try {
+      return JSON.parse(block.text);
+    } catch {
+      continue;
+    }
   }
+  return undefined;
 }
 
 // Key order does not matter: compare canonical forms.
@@ -197,7 +201,8 @@ async function main() {
       try {
         const result = await client.callTool({ name: tool, arguments: callArgs });
         const payload = textJson(result) || {};
-        check(result.isError === true && payload.error === "invalid_argument" && payload.detail?.argument === argument,
+        check(result.isError === true && payload.error === "invalid_argument" && payload.detail?.argument === argument
+            && result.content?.[0]?.text === `invalid_argument: ${payload.message}`,
           what, `want isError invalid_argument naming ${argument}; got isError=${result.isError} ${JSON.stringify(payload)}`);
       } catch (error) {
         fail(what, `${error?.name}: ${error?.message}`);

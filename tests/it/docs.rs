@@ -32,7 +32,8 @@ fn render(tools: &[Value]) -> String {
          Generated from the tool table by `UPDATE_DOCS=1 cargo test --test it docs`; a test fails when this file \
          and the table disagree. Contract 1.0 \"Tools\" is the specification.\n\n\
          Every tool answers either its result (as `structuredContent`, and the same JSON as text) or an error \
-         result with `isError: true` whose text is `{\"error\", \"message\", \"detail\"}`. Error codes: \
+         result with `isError: true` and no `structuredContent`: its first text block is a sentence, `<code>: <message>`, \
+         and its second holds the error object `{\"error\", \"message\", \"detail\"}` as JSON. Error codes: \
          `backend_unavailable` (resmon not named, not running, or refusing the token: see docs/setup.md), \
          `invalid_argument` (the arguments, before anything is sent; also every write in a read-only session), \
          `not_found`, `conflict`, `upstream_error` (resmon failed or answered something unusable), \

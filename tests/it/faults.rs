@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::calls::every_branch;
 use crate::fake_backend::{FakeBackend, Fault};
-use crate::harness::{Session, TEST_TIMEOUT_MS, TempDir, env_for};
+use crate::harness::{Session, TEST_TIMEOUT_MS, TempDir, env_for, error_payload, tool_error};
 
 /// The request each write tool's own call sends (its first call in
 /// `every_branch`), for the rows that fault only that request.
@@ -200,15 +200,12 @@ fn judge(job: &Job, scope: Scope, tool: &str, observed: &Observed, expect: Expec
     }
     let result = &answer["result"];
     let text = result["content"][0]["text"].as_str().unwrap_or("");
-    let payload: Value = serde_json::from_str(text).unwrap_or(Value::Null);
     let label = match result["isError"].as_bool() {
         Some(true) => {
+            let payload = error_payload(result).unwrap_or(Value::Null);
             let code = payload["error"].as_str().unwrap_or("?").to_string();
-            if !(payload["message"].is_string() && payload["detail"].is_object()) {
-                job.fail(scope, tool, format!("the error is not {{error, message, detail}}: {payload}"));
-            }
-            if result.get("structuredContent").is_some() {
-                job.fail(scope, tool, "an error result carries structuredContent");
+            if payload.is_null() {
+                job.fail(scope, tool, format!("the error result is not of the documented shape: {result}"));
             }
             if !matches!(expect, Expect::Error(want) if want == code) {
                 job.fail(scope, tool, format!("expected {expect:?}, got the error {payload}"));
@@ -221,7 +218,7 @@ fn judge(job: &Job, scope: Scope, tool: &str, observed: &Observed, expect: Expec
             code
         }
         Some(false) => {
-            if result["structuredContent"] != payload {
+            if serde_json::from_str::<Value>(text).ok().as_ref() != Some(&result["structuredContent"]) {
                 job.fail(scope, tool, "text content and structuredContent differ");
             }
             let schema = (resmon_mcp::tools::find(tool).unwrap().output_schema)();
@@ -448,8 +445,7 @@ fn run_refused(job: &Job, tools: &[&'static str]) {
         fake.stop();
         let observed = call(&mut session, tool, &first_call(tool, &fake.runtime_id()));
         if judge(job, scope, tool, &observed, expected("Refused", tool, scope)) == "backend_unavailable" {
-            let text = observed.answer["result"]["content"][0]["text"].as_str().unwrap_or("");
-            let payload: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            let payload = error_payload(&observed.answer["result"]).unwrap_or(Value::Null);
             if payload["tried"] != json!([fake.base_url()]) {
                 job.fail(scope, tool, format!("`tried` should name the stopped instance only: {payload}"));
             }
@@ -470,8 +466,7 @@ fn run_refused(job: &Job, tools: &[&'static str]) {
         let scope = Scope::Discovery;
         let observed = call(&mut session, tool, &first_call(tool, &"0".repeat(36)));
         if judge(job, scope, tool, &observed, expected("Refused", tool, scope)) == "backend_unavailable" {
-            let text = observed.answer["result"]["content"][0]["text"].as_str().unwrap_or("");
-            let payload: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            let payload = error_payload(&observed.answer["result"]).unwrap_or(Value::Null);
             if payload["tried"] != json!([format!("http://127.0.0.1:{port}")]) {
                 job.fail(scope, tool, format!("`tried` should name the dead port only: {payload}"));
             }
@@ -580,8 +575,7 @@ fn a_backend_restarted_on_a_new_port_is_found_again_without_restarting_the_serve
 
     // The cached instance is gone: a clean refusal naming the old address.
     let failed = session.call("list_routines", json!({}));
-    assert_eq!(failed["isError"], true, "{failed}");
-    let payload: Value = serde_json::from_str(failed["content"][0]["text"].as_str().unwrap()).unwrap();
+    let payload = tool_error(&failed);
     assert_eq!(payload["error"], "backend_unavailable", "{payload}");
     assert_eq!(payload["tried"], json!([first.base_url()]), "{payload}");
     assert!(second.requests().is_empty(), "the failing call must not try the new instance on its own");

@@ -261,14 +261,34 @@ pub fn structured(result: &Value) -> &Value {
     structured
 }
 
-/// The error payload of a failed tool call.
+/// The error object of a failed tool call, read the one way every test reads
+/// it (docs/contract-notes.md, note 21): `isError`, no structuredContent, a
+/// first text block `<code>: <message>` that is not JSON, and a second block
+/// holding the error object as JSON. None when the result is not so shaped.
+pub fn error_payload(result: &Value) -> Option<Value> {
+    if result["isError"] != json!(true) || result.get("structuredContent").is_some() {
+        return None;
+    }
+    let content = result["content"].as_array()?;
+    if content.len() != 2 || content.iter().any(|block| block["type"] != "text") {
+        return None;
+    }
+    let sentence = content[0]["text"].as_str()?;
+    if serde_json::from_str::<Value>(sentence).is_ok() {
+        return None;
+    }
+    let payload: Value = serde_json::from_str(content[1]["text"].as_str()?).ok()?;
+    let code = payload["error"].as_str()?;
+    let message = payload["message"].as_str()?;
+    if !payload["detail"].is_object() || sentence != format!("{code}: {message}") {
+        return None;
+    }
+    Some(payload)
+}
+
+/// The error payload of a failed tool call; fails the test when the result
+/// is not an error of the documented shape.
 pub fn tool_error(result: &Value) -> Value {
-    assert_eq!(result["isError"], json!(true), "expected a tool error, got {result}");
-    assert!(result.get("structuredContent").is_none(), "error results carry no structuredContent: {result}");
-    let payload: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert!(
-        payload["error"].is_string() && payload["message"].is_string() && payload["detail"].is_object(),
-        "{payload}"
-    );
-    payload
+    error_payload(result)
+        .unwrap_or_else(|| panic!("expected a tool error of the documented shape, got {result}"))
 }

@@ -20,7 +20,7 @@ use resmon_mcp::protocol::{HANDSHAKE_VERSIONS, STATELESS_VERSION, Server};
 
 use crate::calls::every_branch;
 use crate::fake_backend::FakeBackend;
-use crate::harness::{Session, TempDir, env_for};
+use crate::harness::{Session, TempDir, env_for, error_payload};
 
 // ------------------------------------------------------------------ helpers
 
@@ -253,9 +253,8 @@ fn odd_bytes_numbers_nesting_and_duplicate_keys_each_get_a_defined_answer() {
             Want::Error(code, id) => answer["error"]["code"] != *code || answer["id"] != *id,
             Want::Result(id) => answer.get("result").is_none() || answer["id"] != *id,
             Want::ToolError(id, code) => {
-                let text = answer["result"]["content"][0]["text"].as_str().unwrap_or("");
-                let payload: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-                answer["result"]["isError"] != true || payload["error"] != *code || answer["id"] != *id
+                let payload = error_payload(&answer["result"]).unwrap_or(Value::Null);
+                payload["error"] != *code || answer["id"] != *id
             }
         };
         let shape =
@@ -387,11 +386,9 @@ fn a_wrong_type_for_any_parameter_of_any_tool_is_refused_naming_it_and_nothing_i
         for (argument, arguments) in calls {
             checked += 1;
             let result = session.call(name, arguments.clone());
-            let payload: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap_or(""))
-                .unwrap_or(Value::Null);
-            let right = result["isError"] == true
-                && payload["error"] == "invalid_argument"
-                && payload["detail"]["argument"] == argument.as_str();
+            let payload = error_payload(&result).unwrap_or(Value::Null);
+            let right =
+                payload["error"] == "invalid_argument" && payload["detail"]["argument"] == argument.as_str();
             if !right {
                 failures.push(format!(
                     "{name} {arguments}: wanted invalid_argument naming {argument}, got {payload}"
