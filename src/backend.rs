@@ -2,14 +2,15 @@
 //! written out, discovery on first use, and the mapping from what resmon
 //! answered to the contract's error codes.
 //!
-//! Rules (issue 2 §4, clarifications 3-5): keep-alive on one agent; no proxy,
+//! Rules (contract-notes 3-5, 16-18): keep-alive on one agent; no proxy,
 //! ever (the token must not reach one); redirects are errors, never followed;
-//! connect within 3 s and finish each request within a bounded total; bodies
-//! read incrementally up to a cap; every request carries the bearer token and
-//! `Host: 127.0.0.1:<port>` and no `Origin`; nothing is retried.
+//! connect within 3 s; every request of one tool call shares that call's
+//! deadline; bodies read incrementally up to a cap; every request carries the
+//! bearer token and `Host: 127.0.0.1:<port>` and no `Origin`. The one resend
+//! is after `401 token_invalid`, which the guard answers before any work.
 
 use std::net::{IpAddr, SocketAddr};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use ureq::Agent;
@@ -57,6 +58,13 @@ pub struct Reply {
     pub headers: Vec<(String, String)>,
     pub bytes: Vec<u8>,
     pub route: String,
+    /// The release the answering resmon reported in its health answer.
+    pub backend_version: Option<String>,
+    /// Query and body fields of the request that this server chose rather
+    /// than took from the caller's arguments (contract-notes 17).
+    pub server_chosen: Vec<String>,
+    /// Fields of the request that carry the caller's arguments.
+    pub caller_supplied: Vec<String>,
 }
 
 impl Reply {
@@ -133,13 +141,30 @@ pub fn unexpected_shape(route: &str, expected: &str) -> ToolError {
     .with_detail("route", json!(route))
 }
 
+/// A confirmed resmon: where it is, and the release it reported.
+#[derive(Clone, Debug)]
+struct Instance {
+    candidate: Candidate,
+    version: Option<String>,
+}
+
 pub struct Backend {
     env: Environment,
     agent: Agent,
     request_timeout: Duration,
     /// The confirmed instance, cached for the session and dropped on a
     /// connection failure or a 401 so that the next call discovers afresh.
-    instance: Option<Candidate>,
+    instance: Option<Instance>,
+    /// The release of the last resmon that confirmed, kept after the cache
+    /// is dropped so that an error can still say which resmon caused it.
+    last_version: Option<Option<String>>,
+    /// The current tool call's deadline (contract-notes 4): every request
+    /// of one call, discovery included, must finish before it.
+    deadline: Option<Instant>,
+    /// Names of request fields that carry the current caller's arguments.
+    caller_fields: Vec<String>,
+    /// Whether this call already used its one resend after a 401.
+    resent: bool,
 }
 
 impl Backend {
@@ -167,11 +192,37 @@ impl Backend {
         // lookup by the timeout; the address here is always an IP literal,
         // so it is read in place instead (about a third of a call's time).
         let agent = Agent::with_parts(config, DefaultConnector::new(), LiteralResolver);
-        Backend { env, agent, request_timeout, instance: None }
+        Backend {
+            env,
+            agent,
+            request_timeout,
+            instance: None,
+            last_version: None,
+            deadline: None,
+            caller_fields: Vec::new(),
+            resent: false,
+        }
     }
 
-    pub fn environment(&self) -> &Environment {
-        &self.env
+    /// The per-call bound in force.
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// Starts one tool call: a fresh deadline shared by all its requests,
+    /// and the names of the request fields that carry the caller's
+    /// arguments, so that resmon refusing another field is not blamed on
+    /// the caller (contract-notes 17).
+    pub fn begin_call(&mut self, caller_fields: Vec<String>) {
+        self.deadline = Some(Instant::now() + self.request_timeout);
+        self.caller_fields = caller_fields;
+        self.resent = false;
+    }
+
+    /// The release the confirmed resmon reported: `None` when no resmon has
+    /// confirmed in this process, `Some(None)` when it reported none.
+    pub fn backend_version(&self) -> Option<Option<String>> {
+        self.last_version.clone()
     }
 
     /// Discovers and confirms an instance, recording each step. Used by
@@ -180,12 +231,35 @@ impl Backend {
         self.instance = None;
         let candidate = discovery::find_candidate(&self.env, trace)?;
         let health = self.confirm(&candidate, trace)?;
-        self.instance = Some(candidate);
+        self.remember(candidate, &health);
         Ok(health)
     }
 
+    fn remember(&mut self, candidate: Candidate, health: &Value) {
+        let version = health.get("version").and_then(Value::as_str).map(str::to_string);
+        self.last_version = Some(version.clone());
+        self.instance = Some(Instance { candidate, version });
+    }
+
+    /// The cached instance, or a newly discovered and confirmed one. The
+    /// flag says whether it was discovered just now.
+    fn instance(&mut self) -> Result<(Instance, bool), ToolError> {
+        if let Some(instance) = &self.instance {
+            return Ok((instance.clone(), false));
+        }
+        let mut trace = Trace::new();
+        let candidate = discovery::find_candidate(&self.env, &mut trace)?;
+        let health = self.confirm(&candidate, &mut trace)?;
+        self.remember(candidate, &health);
+        Ok((self.instance.clone().expect("just remembered"), true))
+    }
+
     /// Sends one request to the confirmed instance, discovering it first when
-    /// none is cached. Sent at most once; never to any other port.
+    /// none is cached. Never to any other port. Resent at most once, after a
+    /// `401 token_invalid` from a cached instance: resmon restarted on the
+    /// same port with a new token, and its guard refused before doing any
+    /// work, so sending again to the rediscovered instance repeats nothing
+    /// (contract-notes 18).
     pub fn send(
         &mut self,
         method: Method,
@@ -193,24 +267,28 @@ impl Backend {
         query: &[(&str, String)],
         body: Option<&Value>,
     ) -> Result<Reply, ToolError> {
-        let candidate = match &self.instance {
-            Some(candidate) => candidate.clone(),
-            None => {
-                let mut trace = Trace::new();
-                let candidate = discovery::find_candidate(&self.env, &mut trace)?;
-                self.confirm(&candidate, &mut trace)?;
-                self.instance = Some(candidate.clone());
-                candidate
-            }
-        };
-        let reply = self.exchange(&candidate, method, path, query, body).inspect_err(|_| {
+        let (instance, fresh) = self.instance()?;
+        let reply = self.exchange(&instance, method, path, query, body).inspect_err(|_| {
             self.instance = None;
         })?;
-        if reply.status == 401 {
-            self.instance = None;
-            return Err(token_refused(&candidate, &reply));
+        if reply.status != 401 {
+            return Ok(reply);
         }
-        Ok(reply)
+        self.instance = None;
+        if fresh || self.resent || refusal_reason(&reply).as_deref() != Some("token_invalid") {
+            return Err(token_refused(&instance.candidate, &reply));
+        }
+        self.resent = true;
+        redact::log(&format!("{} was refused with 401 token_invalid; rediscovering once", reply.route));
+        let (instance, _) = self.instance()?;
+        let again = self.exchange(&instance, method, path, query, body).inspect_err(|_| {
+            self.instance = None;
+        })?;
+        if again.status == 401 {
+            self.instance = None;
+            return Err(token_refused(&instance.candidate, &again));
+        }
+        Ok(again)
     }
 
     /// `send`, then insist on a 2xx JSON object answer.
@@ -234,14 +312,15 @@ impl Backend {
     }
 
     /// The authenticated health request that turns a candidate into an
-    /// instance (clarification 3): 200 with a JSON object, `status: "ok"` and
-    /// an `identity` object, or the candidate is not used.
+    /// instance (contract-notes 3): 200 with a JSON object whose `status` is
+    /// `"ok"`. Identity is not required here; only a pinned call needs it.
     fn confirm(&mut self, candidate: &Candidate, trace: &mut Trace) -> Result<Value, ToolError> {
         let url = candidate.base_url();
         let step = format!("GET {url}/api/health");
+        let probe = Instance { candidate: candidate.clone(), version: None };
         // Until health has answered properly there is no resmon to blame, so
-        // any broken answer here means "not available" (clarification 3).
-        let reply = self.exchange(candidate, Method::Get, "/api/health", &[], None).map_err(|error| {
+        // any broken answer here means "not available" (contract-notes 3).
+        let reply = self.exchange(&probe, Method::Get, "/api/health", &[], None).map_err(|error| {
             trace.push(discovery::Step { what: step.clone(), outcome: error.message.clone() });
             if error.code == Code::BackendUnavailable {
                 return error;
@@ -261,14 +340,15 @@ impl Backend {
             trace.push(discovery::Step { what: step, outcome: "401: the token was refused".into() });
             return Err(token_refused(candidate, &reply));
         }
-        let body = reply.json().ok().filter(|body| {
-            reply.status == 200
-                && body.get("status").and_then(Value::as_str) == Some("ok")
-                && body.get("identity").is_some_and(Value::is_object)
-        });
+        let body = reply
+            .json()
+            .ok()
+            .filter(|body| reply.status == 200 && body.get("status").and_then(Value::as_str) == Some("ok"));
         match body {
             Some(body) => {
-                trace.push(discovery::Step { what: step, outcome: "200: resmon answered".into() });
+                let version = body.get("version").and_then(Value::as_str).unwrap_or("of unknown release");
+                trace
+                    .push(discovery::Step { what: step, outcome: format!("200: resmon {version} answered") });
                 Ok(body)
             }
             None => {
@@ -291,25 +371,46 @@ impl Backend {
         }
     }
 
+    /// What is left of the current call's deadline; the whole bound when no
+    /// call has begun (a direct use of the backend, as in a unit test).
+    fn remaining(&self) -> Duration {
+        match self.deadline {
+            Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+            None => self.request_timeout,
+        }
+    }
+
     /// One HTTP exchange with no interpretation of the status.
     fn exchange(
         &self,
-        candidate: &Candidate,
+        instance: &Instance,
         method: Method,
         path: &str,
         query: &[(&str, String)],
         body: Option<&Value>,
     ) -> Result<Reply, ToolError> {
+        let candidate = &instance.candidate;
         let base = candidate.base_url();
         let url = format!("{base}{path}");
         let route = format!("{} {path}", method.as_str());
+        let remaining = self.remaining();
+        if remaining < Duration::from_millis(5) {
+            // The call's deadline has passed: nothing more is sent, and the
+            // answer is the timeout the stalled request before it earned.
+            return Err(self.deadline_passed(&base, &route));
+        }
         let host = format!("127.0.0.1:{}", candidate.port);
         let authorization = format!("Bearer {}", candidate.token);
         let pairs = query.iter().map(|(key, value)| (*key, value.as_str()));
+        let connect = CONNECT_TIMEOUT.min(remaining);
         let result = match method {
             Method::Get => self
                 .agent
                 .get(&url)
+                .config()
+                .timeout_global(Some(remaining))
+                .timeout_connect(Some(connect))
+                .build()
                 .header("Host", &host)
                 .header("Authorization", &authorization)
                 .query_pairs(pairs)
@@ -319,6 +420,10 @@ impl Backend {
                 let request =
                     if method == Method::Post { self.agent.post(&url) } else { self.agent.put(&url) };
                 request
+                    .config()
+                    .timeout_global(Some(remaining))
+                    .timeout_connect(Some(connect))
+                    .build()
                     .header("Host", &host)
                     .header("Authorization", &authorization)
                     .header("Content-Type", "application/json")
@@ -333,13 +438,46 @@ impl Backend {
             .iter()
             .filter_map(|(name, value)| Some((name.as_str().to_string(), value.to_str().ok()?.to_string())))
             .collect();
-        let bytes = response
-            .body_mut()
-            .with_config()
-            .limit(MAX_BODY_BYTES)
-            .read_to_vec()
-            .map_err(|error| body_error(&route, status, error))?;
-        Ok(Reply { status, headers, bytes, route })
+        let bytes = response.body_mut().with_config().limit(MAX_BODY_BYTES).read_to_vec().map_err(
+            |error| match error {
+                ureq::Error::Timeout(_) => self.transport_error(&base, &route, error),
+                _ => body_error(&route, status, error),
+            },
+        )?;
+        let (caller_supplied, server_chosen) = self.provenance(query, body);
+        Ok(Reply {
+            status,
+            headers,
+            bytes,
+            route,
+            backend_version: instance.version.clone(),
+            server_chosen,
+            caller_supplied,
+        })
+    }
+
+    /// Splits a request's query and top-level body fields into those that
+    /// carry the caller's arguments and those this server chose.
+    fn provenance(&self, query: &[(&str, String)], body: Option<&Value>) -> (Vec<String>, Vec<String>) {
+        let mut names: Vec<String> = query.iter().map(|(key, _)| key.to_string()).collect();
+        if let Some(Value::Object(fields)) = body {
+            names.extend(fields.keys().cloned());
+        }
+        names.into_iter().partition(|name| self.caller_fields.iter().any(|field| field == name))
+    }
+
+    fn deadline_passed(&self, base: &str, route: &str) -> ToolError {
+        ToolError::new(
+            Code::BackendUnavailable,
+            format!(
+                "resmon at {base} did not finish answering this call within {} s, so {route} was \
+                 not sent. If the app is busy or frozen, wait or restart it and try again.",
+                self.request_timeout.as_secs_f32()
+            ),
+        )
+        .with_detail("route", json!(route))
+        .with_detail("sent", json!(false))
+        .with_top_level("tried", json!([base]))
     }
 
     fn transport_error(&self, base: &str, route: &str, error: ureq::Error) -> ToolError {
@@ -361,6 +499,21 @@ impl Backend {
                 format!("{base} answered {route} with something that is not valid HTTP."),
             )
             .with_detail("route", json!(route)),
+            ureq::Error::Io(io) if io.kind() != std::io::ErrorKind::ConnectionRefused => {
+                // Something took the connection, so something is listening:
+                // "not running" would be a claim this server cannot make.
+                ToolError::new(
+                    Code::BackendUnavailable,
+                    format!(
+                        "Something on {base} accepted the connection for {route} and then closed \
+                         it without answering. resmon may be shutting down or restarting; try \
+                         again, and if it keeps happening, restart the resmon app."
+                    ),
+                )
+                .with_detail("route", json!(route))
+                .with_detail("io", json!(format!("{:?}", io.kind())))
+                .with_top_level("tried", tried)
+            }
             _ => ToolError::new(
                 Code::BackendUnavailable,
                 "resmon is not running. Start the resmon app and try again.",
@@ -385,12 +538,13 @@ fn body_error(route: &str, status: u16, error: ureq::Error) -> ToolError {
         .with_detail("status", json!(status))
 }
 
+/// The guard's reason on a 401 (`detail.reason`), when it gave one.
+fn refusal_reason(reply: &Reply) -> Option<String> {
+    reply.json().ok()?.pointer("/detail/reason")?.as_str().map(str::to_string)
+}
+
 fn token_refused(candidate: &Candidate, reply: &Reply) -> ToolError {
-    let reason = reply
-        .json()
-        .ok()
-        .and_then(|body| body.pointer("/detail/reason").and_then(Value::as_str).map(str::to_string))
-        .unwrap_or_else(|| "token_invalid".to_string());
+    let reason = refusal_reason(reply).unwrap_or_else(|| "token_invalid".to_string());
     let why = if reason == "token_missing" {
         "it received no token"
     } else {
@@ -413,15 +567,53 @@ fn token_refused(candidate: &Candidate, reply: &Reply) -> ToolError {
     .with_top_level("tried", json!([candidate.base_url()]))
 }
 
-/// Passes a 2xx reply; maps anything else to the contract's codes (issue 2 §5).
+/// Passes a 2xx reply; maps anything else to the contract's codes.
 pub fn success(reply: &Reply) -> Result<(), ToolError> {
     if reply.is_success() { Ok(()) } else { Err(status_error(reply)) }
 }
 
-/// 404 → not_found; 400/422 → invalid_argument; 409/429 → conflict; 5xx →
-/// upstream_error; 3xx → upstream_error (never followed); other 4xx →
-/// internal_error. The message is resmon's own when it gave a sentence.
+/// A route's path with its numeric segments written as `{id}`: the form
+/// a person can look up, whatever record the call named.
+pub fn route_template(route: &str) -> String {
+    let (method, path) = route.split_once(' ').unwrap_or(("", route));
+    let segments: Vec<&str> = path
+        .split('/')
+        .map(|segment| {
+            if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) { "{id}" } else { segment }
+        })
+        .collect();
+    format!("{method} {}", segments.join("/")).trim_start().to_string()
+}
+
+/// The web framework's own 404 (`{"detail": "Not Found"}`), which resmon
+/// answers for a path it has no route for; its own 404s carry a sentence
+/// about the record (contract-notes 16).
+fn is_missing_route(reply: &Reply) -> bool {
+    if reply.status == 405 {
+        return true;
+    }
+    reply.status == 404
+        && reply.json().ok().is_some_and(|body| {
+            body.as_object().is_some_and(|object| object.len() == 1)
+                && body.get("detail").and_then(Value::as_str) == Some("Not Found")
+        })
+}
+
+fn release_name(version: Option<&str>) -> String {
+    match version {
+        Some(version) => format!("resmon {version}"),
+        None => "This resmon (it did not report its release)".to_string(),
+    }
+}
+
+/// 404 → not_found, unless the framework answered for a route this resmon
+/// lacks; 400/422 → whose mistake it was (contract-notes 17); 409/429 →
+/// conflict; 5xx and 3xx → upstream_error; other 4xx → internal_error.
+/// The message is resmon's own when it gave a sentence.
 pub fn status_error(reply: &Reply) -> ToolError {
+    if is_missing_route(reply) {
+        return missing_route(reply);
+    }
     let status = reply.status;
     let (code, fallback) = match status {
         404 => (Code::NotFound, "resmon has no such record."),
@@ -439,15 +631,17 @@ pub fn status_error(reply: &Reply) -> ToolError {
     };
     let body = if is_json(reply) { reply.json().ok() } else { None };
     let detail = body.as_ref().and_then(|body| body.get("detail"));
-    let message = match detail {
-        Some(Value::String(sentence)) if !sentence.trim().is_empty() => sentence.clone(),
-        _ => fallback.to_string(),
+    let sentence = match detail {
+        Some(Value::String(sentence)) if !sentence.trim().is_empty() => Some(sentence.clone()),
+        _ => None,
     };
-    let mut error = ToolError::new(code, message)
+    let mut error = ToolError::new(code, sentence.clone().unwrap_or_else(|| fallback.to_string()))
         .with_detail("status", json!(status))
         .with_detail("route", json!(reply.route));
+    let mut problem_fields = Vec::new();
     match detail {
         Some(Value::Array(problems)) => {
+            problem_fields = problems.iter().filter_map(problem_field).collect();
             let problems: Vec<Value> = problems
                 .iter()
                 .map(|problem| json!({"loc": problem.get("loc"), "msg": problem.get("msg")}))
@@ -463,7 +657,113 @@ pub fn status_error(reply: &Reply) -> ToolError {
         }
         _ => (),
     }
+    if matches!(status, 400 | 422) {
+        return judge_refusal(reply, error, &problem_fields, sentence.as_deref());
+    }
     error
+}
+
+/// The top-level field a 422 problem is about: the first name in its `loc`
+/// after the part of the request it sits in (`body`, `query`, `path`).
+fn problem_field(problem: &Value) -> Option<String> {
+    let loc = problem.get("loc")?.as_array()?;
+    loc.iter().skip(1).find_map(Value::as_str).map(str::to_string)
+}
+
+/// contract-notes 17: a refusal is the caller's mistake only with evidence.
+/// A 422 naming only fields the caller supplied, or a 400 whose sentence
+/// names none of this server's own choices on a request that carried the
+/// caller's values, is `invalid_argument`; a refusal of a field this server
+/// chose is `upstream_error` naming it; anything else is `upstream_error`.
+fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: Option<&str>) -> ToolError {
+    let chosen = |name: &str| reply.server_chosen.iter().any(|field| field == name);
+    let named_choices: Vec<String> = if fields.is_empty() {
+        let words = sentence.map(words_of).unwrap_or_default();
+        reply
+            .server_chosen
+            .iter()
+            .filter(|field| words.contains(&field.to_ascii_lowercase()))
+            .cloned()
+            .collect()
+    } else {
+        fields.iter().filter(|field| chosen(field)).cloned().collect()
+    };
+    let callers = if fields.is_empty() {
+        sentence.is_some() && !reply.caller_supplied.is_empty()
+    } else {
+        fields
+            .iter()
+            .all(|field| reply.caller_supplied.iter().any(|name| name == field) || is_path_field(field))
+    };
+    if named_choices.is_empty() && callers {
+        return error;
+    }
+    let version = reply.backend_version.as_deref();
+    let route = route_template(&reply.route);
+    let said = sentence.map(|sentence| format!(": {sentence}")).unwrap_or_default();
+    let message = if named_choices.is_empty() {
+        format!(
+            "{} refused {route} ({}{said}), and nothing shows that an argument of this call \
+             was at fault. It may be older or newer than contract 1.0 expects; check that resmon \
+             and this server are matching releases.",
+            release_name(version),
+            reply.status
+        )
+    } else {
+        let names: Vec<String> = named_choices.iter().map(|name| format!("`{name}`")).collect();
+        format!(
+            "{} refused {} that this server chose for {route} ({}{said}). It is probably older \
+             or newer than contract 1.0 expects; changing this call's arguments will not help, \
+             but matching releases of resmon and this server will.",
+            release_name(version),
+            if names.len() == 1 {
+                format!("the parameter {}", names[0])
+            } else {
+                format!("the parameters {}", names.join(", "))
+            },
+            reply.status
+        )
+    };
+    let mut out = ToolError::new(Code::UpstreamError, message);
+    out.detail = error.detail;
+    out.detail.insert("route".into(), json!(route));
+    if !named_choices.is_empty() {
+        out.detail.insert("parameters".into(), json!(named_choices));
+    }
+    out
+}
+
+/// Path parameters carry the ids the caller named (`routine_id`, `exec_id`).
+fn is_path_field(field: &str) -> bool {
+    field == "id" || field.ends_with("_id")
+}
+
+/// The lowercase words of a sentence, with `_` kept inside words so that
+/// `include_ids` is one word.
+fn words_of(sentence: &str) -> Vec<String> {
+    sentence
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| !word.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// contract-notes 16: what was seen (the framework's 404 or a 405 for this
+/// route), and the likely cause only as likely.
+fn missing_route(reply: &Reply) -> ToolError {
+    let route = route_template(&reply.route);
+    ToolError::new(
+        Code::UpstreamError,
+        format!(
+            "{} does not serve {route}; it is probably older or newer than contract 1.0 \
+             expects, so this tool cannot work with it. Updating resmon (or this server) to \
+             matching releases should make it available.",
+            release_name(reply.backend_version.as_deref())
+        ),
+    )
+    .with_detail("status", json!(reply.status))
+    .with_detail("route", json!(route))
+    .with_detail("missing_route", json!(true))
 }
 
 fn is_json(reply: &Reply) -> bool {
@@ -480,6 +780,9 @@ mod tests {
             headers: vec![("content-type".into(), content_type.into())],
             bytes: body.as_bytes().to_vec(),
             route: "GET /api/routines/7".into(),
+            backend_version: Some("2.3.0".into()),
+            server_chosen: vec!["format".into()],
+            caller_supplied: vec!["query".into()],
         }
     }
 
@@ -495,7 +798,6 @@ mod tests {
             (503, Code::UpstreamError),
             (302, Code::UpstreamError),
             (403, Code::InternalError),
-            (405, Code::InternalError),
             (418, Code::InternalError),
         ];
         for (status, code) in cases {
@@ -505,6 +807,67 @@ mod tests {
             assert_eq!(error.message, "Routine not found");
             assert_eq!(error.detail["status"], json!(status));
         }
+    }
+
+    #[test]
+    fn the_frameworks_404_and_a_405_name_a_missing_route() {
+        for (status, body) in
+            [(404, r#"{"detail": "Not Found"}"#), (405, r#"{"detail": "Method Not Allowed"}"#)]
+        {
+            let error = status_error(&reply(status, "application/json", body));
+            assert_eq!(error.code, Code::UpstreamError, "{status}");
+            assert_eq!(error.detail["route"], json!("GET /api/routines/{id}"));
+            assert!(
+                error.message.starts_with("resmon 2.3.0 does not serve GET /api/routines/{id}"),
+                "{}",
+                error.message
+            );
+            assert!(error.message.contains("probably older or newer"), "{}", error.message);
+        }
+        // resmon's own 404 about the record stays not_found.
+        let record = status_error(&reply(404, "application/json", r#"{"detail": "Routine not found"}"#));
+        assert_eq!(record.code, Code::NotFound);
+    }
+
+    #[test]
+    fn a_refusal_is_blamed_on_the_caller_only_with_evidence() {
+        // A 400 naming a parameter this server chose.
+        let chosen =
+            status_error(&reply(400, "application/json", r#"{"detail": "Unknown export format 'json'"}"#));
+        assert_eq!(chosen.code, Code::UpstreamError);
+        assert_eq!(chosen.detail["parameters"], json!(["format"]));
+        assert!(chosen.message.contains("will not help"), "{}", chosen.message);
+        // A 422 whose loc names a field this server chose, and one naming the caller's.
+        let ours = status_error(&reply(
+            422,
+            "application/json",
+            r#"{"detail": [{"loc": ["query", "format"], "msg": "bad"}]}"#,
+        ));
+        assert_eq!(ours.code, Code::UpstreamError);
+        let theirs = status_error(&reply(
+            422,
+            "application/json",
+            r#"{"detail": [{"loc": ["body", "query"], "msg": "too long"}]}"#,
+        ));
+        assert_eq!(theirs.code, Code::InvalidArgument);
+        // A 422 naming a field nobody can place: not the caller's fault.
+        let unknown = status_error(&reply(
+            422,
+            "application/json",
+            r#"{"detail": [{"loc": ["body", "mystery"], "msg": "bad"}]}"#,
+        ));
+        assert_eq!(unknown.code, Code::UpstreamError);
+        // A 400 sentence that names none of this server's choices, on a request
+        // carrying the caller's values, is about those values.
+        let caller =
+            status_error(&reply(400, "application/json", r#"{"detail": "That profile does not exist."}"#));
+        assert_eq!(caller.code, Code::InvalidArgument);
+    }
+
+    #[test]
+    fn route_templates_hide_record_ids() {
+        assert_eq!(route_template("GET /api/routines/7/deliveries"), "GET /api/routines/{id}/deliveries");
+        assert_eq!(route_template("PUT /api/settings/ai"), "PUT /api/settings/ai");
     }
 
     #[test]

@@ -141,7 +141,65 @@ pub fn call(backend: &mut Backend, name: &str, arguments: &Value, read_only: boo
     }
     let empty = serde_json::Map::new();
     let map = arguments.as_object().unwrap_or(&empty);
-    Some((tool.handler)(backend, &Args(map)))
+    backend.begin_call(caller_fields(name, map));
+    let result = (tool.handler)(backend, &Args(map));
+    Some(result.map_err(|error| with_backend_version(error, backend)))
+}
+
+/// Where a tool sends an argument under another name, or folds it into a
+/// field of its own. Every other argument travels under its own name.
+const BACKEND_NAMES: &[(&str, &str, &[&str])] = &[
+    ("search_corpus", "mode", &["sort"]),
+    ("find_similar", "limit", &["k"]),
+    ("export_references", "doc_ids", &["document_ids"]),
+    ("run_sweep", "sources", &["repositories"]),
+    ("create_routine", "schedule", &["schedule_cron"]),
+    ("create_routine", "keywords", &["parameters"]),
+    ("create_routine", "sources", &["parameters"]),
+    ("create_routine", "entity", &["parameters", "entity"]),
+    ("create_watch_profile", "name", &["display_name", "names"]),
+    ("create_watch_profile", "aliases", &["names"]),
+    ("create_watch_profile", "orcid", &["identifiers"]),
+    ("create_watch_profile", "orcid_cited", &["identifiers"]),
+];
+
+/// Arguments a tool never sends as they came: list_executions reads
+/// resmon's runs in pages of its own choosing and pages the answer itself.
+const NOT_SENT_AS_GIVEN: &[(&str, &str)] = &[("list_executions", "limit"), ("list_executions", "offset")];
+
+/// The names of the request fields that will carry this call's own
+/// arguments; every other field a request carries is this server's choice
+/// (contract-notes 17).
+fn caller_fields(tool: &str, arguments: &serde_json::Map<String, Value>) -> Vec<String> {
+    let mut fields = Vec::new();
+    for name in arguments.keys() {
+        if NOT_SENT_AS_GIVEN.contains(&(tool, name.as_str())) {
+            continue;
+        }
+        let renamed: Vec<&str> = BACKEND_NAMES
+            .iter()
+            .filter(|(owner, argument, _)| *owner == tool && argument == name)
+            .flat_map(|(_, _, fields)| fields.iter().copied())
+            .collect();
+        if renamed.is_empty() {
+            fields.push(name.clone());
+        } else {
+            fields.extend(renamed.into_iter().map(str::to_string));
+        }
+    }
+    fields
+}
+
+/// Every error that came from resmon's answer (it names the route) says
+/// which release answered, once one has confirmed (issue 10 point 5).
+fn with_backend_version(mut error: ToolError, backend: &Backend) -> ToolError {
+    if let Some(version) = backend.backend_version()
+        && error.detail.contains_key("route")
+        && !error.detail.contains_key("backend_version")
+    {
+        error.detail.insert("backend_version".into(), json!(version));
+    }
+    error
 }
 
 /// One tool as `tools/list` shows it: every hint explicit, and

@@ -290,16 +290,25 @@ fn schema_problems(schema: &Value, value: &Value, path: &str) -> Vec<String> {
 }
 
 /// After a faulted call: the session still answers, and a write tool's own
-/// request reached the backend at most once.
+/// request reached resmon's routes at most once. A request the guard refused
+/// with 401 did no work and is not counted: it may be resent once after a
+/// rediscovery (contract-notes 18).
 fn after_row(job: &Job, scope: Scope, tool: &str, session: &mut Session, fakes: &[&FakeBackend]) {
     let ping = session.request("ping", json!({}));
     if ping["result"] != json!({}) {
         job.fail(scope, tool, format!("the next request was not answered normally: {ping}"));
     }
     let mut sent: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut refused: BTreeMap<(String, String), usize> = BTreeMap::new();
     for fake in fakes {
         for request in fake.requests().into_iter().filter(|request| request.method != "GET") {
-            *sent.entry((request.method, request.path)).or_default() += 1;
+            let tally = if request.status == 401 { &mut refused } else { &mut sent };
+            *tally.entry((request.method, request.path)).or_default() += 1;
+        }
+    }
+    for ((method, path), count) in refused {
+        if count > 2 {
+            job.fail(scope, tool, format!("{method} {path} was refused {count} times: more than one resend"));
         }
     }
     for ((method, path), count) in sent {

@@ -361,8 +361,13 @@ fn find_similar_refuses_bad_arguments_and_maps_statuses() {
 
     let validation = r#"{"detail": [{"type": "int_parsing", "loc": ["query", "k"], "msg": "Input should be a valid integer", "input": "x"}]}"#;
     rig.fake.override_response("GET", "/api/documents/801/similar", 422, &[], validation);
-    let (error, _) = rig.err("find_similar", json!({"doc_id": 801}));
+    // `k` carries the caller's limit when one was given; otherwise it is
+    // this server's default, and the refusal is not the caller's.
+    let (error, _) = rig.err("find_similar", json!({"doc_id": 801, "limit": 5}));
     assert_eq!(error["error"], "invalid_argument");
+    let (error, _) = rig.err("find_similar", json!({"doc_id": 801}));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_eq!(error["detail"]["parameters"], json!(["k"]), "{error}");
     rig.fake.set_fault_for("GET", "/api/documents/801/similar", Fault::Html500);
     let (error, _) = rig.err("find_similar", json!({"doc_id": 801}));
     assert_eq!(error["error"], "upstream_error");

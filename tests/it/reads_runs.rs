@@ -544,9 +544,11 @@ fn list_executions_refusals_and_statuses() {
         &json_header(),
         r#"{"detail": [{"type": "less_than_equal", "loc": ["query", "limit"], "msg": "too big", "input": "900"}]}"#,
     );
-    let error = err(&mut session, "list_executions", json!({}));
-    assert_eq!(error["error"], "invalid_argument");
+    // The page size sent to resmon is this server's, even when the caller gave a limit.
+    let error = err(&mut session, "list_executions", json!({"limit": 10}));
+    assert_eq!(error["error"], "upstream_error", "{error}");
     assert_eq!(error["detail"]["problems"][0]["loc"], json!(["query", "limit"]));
+    assert_eq!(error["detail"]["parameters"], json!(["limit"]));
     fake.override_response(
         "GET",
         "/api/executions",
@@ -813,10 +815,13 @@ fn get_execution_results_errors_and_refusals() {
         &json_header(),
         r#"{"detail": "include_ids requires the json format"}"#,
     );
-    assert_eq!(
-        err(&mut session, "get_execution_results", json!({"exec_id": 119}))["error"],
-        "invalid_argument"
-    );
+    // format and include_ids are this server's choice, not the caller's:
+    // no argument can fix this (contract-notes 17).
+    let error = err(&mut session, "get_execution_results", json!({"exec_id": 119}));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_eq!(error["detail"]["parameters"], json!(["format", "include_ids"]), "{error}");
+    assert_eq!(error["detail"]["route"], "GET /api/executions/{id}/references", "{error}");
+    assert!(error["detail"]["backend_version"].is_string(), "{error}");
     refused(&fake, &mut session, "get_execution_results", json!({}), "exec_id");
     refused(&fake, &mut session, "get_execution_results", json!({"exec_id": 119, "limit": 0}), "limit");
     refused(&fake, &mut session, "get_execution_results", json!({"exec_id": 119, "offset": -5}), "offset");

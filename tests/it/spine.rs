@@ -254,24 +254,58 @@ fn a_missing_or_unusable_token_file_names_the_instance_and_sends_nothing() {
 }
 
 #[test]
-fn a_stale_token_is_reported_and_the_next_call_rediscovers() {
+fn a_same_port_restart_is_rediscovered_and_the_call_sent_once_more() {
+    // contract-notes 18: a 401 token_invalid from a cached instance means
+    // resmon restarted with a new token; the guard refused before any work,
+    // so one rediscovery and one resend repeat nothing.
     let dir = TempDir::new();
     let fake = FakeBackend::start(dir.path());
     let old_token = fake.token();
+    let old_runtime = fake.runtime_id();
     let mut session = Session::initialized(&env_for(&fake));
     structured(&session.call("health", json!({})));
     fake.restart_with_new_token();
-    let refused = tool_error(&session.call("health", json!({})));
-    assert_eq!(refused["error"], "backend_unavailable");
-    assert_eq!(refused["detail"]["reason"], "token_invalid");
-    // The file now holds the new token: the next call finds it by itself.
-    let health = session.call("health", json!({}));
-    assert_eq!(structured(&health)["identity"]["runtime_id"], fake.runtime_id());
+    fake.clear_requests();
+    let routines = session.call("list_routines", json!({}));
+    structured(&routines);
+    let sent: Vec<String> =
+        fake.requests().iter().map(|r| format!("{} {} {}", r.method, r.path, r.status)).collect();
+    assert_eq!(
+        sent,
+        ["GET /api/routines 401", "GET /api/health 200", "GET /api/routines 200"],
+        "one refusal, one rediscovery, one resend"
+    );
+    // A pinned call after another restart is checked against the new instance.
+    fake.restart_with_new_token();
+    fake.clear_requests();
+    let pinned = tool_error(
+        &session.call("get_execution", json!({"exec_id": 115, "expected_runtime_id": old_runtime})),
+    );
+    assert_eq!(pinned["error"], "instance_mismatch", "{pinned}");
+    assert!(fake.requests_to("GET", "/api/executions/115").is_empty(), "the execution was asked for");
     let transcript = session.transcript.join("\n");
     let (_, stderr) = session.finish();
     for token in [old_token, fake.token()] {
         assert!(!transcript.contains(&token) && !stderr.contains(&token));
     }
+}
+
+#[test]
+fn a_token_refused_again_after_rediscovery_is_reported_without_a_second_resend() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let mut session = Session::initialized(&env_for(&fake));
+    structured(&session.call("health", json!({})));
+    fake.set_fault(Fault::Unauthorized);
+    fake.clear_requests();
+    let refused = tool_error(&session.call("list_routines", json!({})));
+    assert_eq!(refused["error"], "backend_unavailable");
+    assert_eq!(refused["detail"]["reason"], "token_invalid");
+    let sent: Vec<String> = fake.requests().iter().map(|r| format!("{} {}", r.method, r.path)).collect();
+    assert_eq!(sent, ["GET /api/routines", "GET /api/health"], "at most one rediscovery, no second resend");
+    // When resmon takes the token again, the next call finds it by itself.
+    fake.clear_faults();
+    structured(&session.call("health", json!({})));
 }
 
 #[test]
@@ -388,7 +422,10 @@ fn expected_runtime_id_is_checked_before_anything_and_against_the_reply() {
 }
 
 #[test]
-fn a_backend_without_a_usable_identity_is_not_attached() {
+fn a_backend_without_a_usable_identity_serves_unpinned_calls_only() {
+    // contract-notes 3 and 6: identity is not part of confirming a backend;
+    // only a pinned call needs it, and it is refused before the execution
+    // request.
     let dir = TempDir::new();
     let fake = FakeBackend::start(dir.path());
     fake.override_response(
@@ -396,12 +433,19 @@ fn a_backend_without_a_usable_identity_is_not_attached() {
         "/api/health",
         200,
         &[("Content-Type", "application/json")],
-        r#"{"status":"ok","version":"2.3.0"}"#,
+        r#"{"status":"ok","version":"2.1.0"}"#,
     );
-    let (code, answer, _) = cli_call("health", json!({}), &env_for(&fake));
-    assert_eq!(code, Some(1));
-    assert_eq!(answer["error"], "backend_unavailable");
-    assert_eq!(fake.requests().len(), 1, "no other route after a failed confirmation");
+    let mut session = Session::initialized(&env_for(&fake));
+    let health = structured(&session.call("health", json!({}))).clone();
+    assert_eq!(health["identity"], Value::Null, "{health}");
+    assert_eq!(health["version"], "2.1.0");
+    structured(&session.call("list_routines", json!({})));
+    fake.clear_requests();
+    let pinned = tool_error(
+        &session.call("get_execution", json!({"exec_id": 115, "expected_runtime_id": fake.runtime_id()})),
+    );
+    assert_eq!(pinned["error"], "identity_unavailable", "{pinned}");
+    assert!(fake.requests_to("GET", "/api/executions/115").is_empty(), "the execution was asked for");
 }
 
 #[test]
