@@ -151,6 +151,7 @@ fn get_output() -> Value {
             // leaves the key off when resmon cannot answer the deliveries route,
             // which overrides clarification 7's always-present rule here.
             "delivery": delivery_schema(),
+            "delivery_unavailable": nullable("Why delivery is left off (resmon could not give it); null when present."),
         }),
         &[
             "id",
@@ -161,6 +162,7 @@ fn get_output() -> Value {
             "missed_fire_details",
             "coverage",
             "coverage_unavailable",
+            "delivery_unavailable",
         ],
     )
 }
@@ -230,8 +232,26 @@ fn get_routine(backend: &mut Backend, args: &Args) -> ToolResult {
             answer.insert("coverage_unavailable".into(), json!(unavailable_sentence(&error)));
         }
     }
-    if let Some(delivery) = deliveries.ok().as_ref().and_then(delivery_summary) {
-        answer.insert("delivery".into(), delivery);
+    // The routine route decides the call; the deliveries route is secondary,
+    // so its failure leaves `delivery` off and says why (contract-notes 15).
+    let delivery = match deliveries {
+        Ok(body) => delivery_summary(&body).ok_or_else(|| {
+            "resmon's deliveries answer carried no summary of counts, so none is shown".to_string()
+        }),
+        Err(error) => Err(format!(
+            "resmon did not give the delivery summary ({}): {}",
+            error.code.as_str(),
+            error.message
+        )),
+    };
+    match delivery {
+        Ok(delivery) => {
+            answer.insert("delivery".into(), delivery);
+            answer.insert("delivery_unavailable".into(), Value::Null);
+        }
+        Err(why) => {
+            answer.insert("delivery_unavailable".into(), json!(why));
+        }
     }
     Ok(Value::Object(answer))
 }

@@ -87,7 +87,25 @@ fn update_settings(backend: &mut Backend, args: &Args) -> ToolResult {
     let sent = values_to_send(&requested, &before)?;
     let body = json!({"settings": Value::Object(sent.clone())});
     backend.request_json(Method::Put, &path, &[], Some(&body))?;
-    let after = read_group(backend, group, &path)?;
+    // The PUT succeeded: whatever goes wrong next, the change is saved, and
+    // the answer must not read as if nothing happened.
+    let after = read_group(backend, group, &path).map_err(|error| {
+        let mut saved = ToolError::new(
+            error.code,
+            format!(
+                "The change to the {group} settings was saved (resmon accepted the write), but \
+                 reading the group back failed, so there is no before/after diff: {} Check the \
+                 values in resmon's settings before changing them again.",
+                error.message
+            ),
+        );
+        saved.detail = error.detail;
+        saved.top_level = error.top_level;
+        saved
+            .with_detail("applied", json!(true))
+            .with_detail("group", json!(group))
+            .with_detail("requested", Value::Object(requested.clone()))
+    })?;
     Ok(diff_answer(group, &requested, &sent, &before, &after))
 }
 

@@ -130,9 +130,10 @@ fn create_routine_output() -> Value {
         json!({
             "routine": routine_record_schema(),
             "entity_warning": nullable("Why this watch routine can find nothing as configured, or null. Repeat it."),
+            "not_kept": {"type": "array", "items": {"type": "string"}, "description": "Arguments resmon did not store (absent from the read-back); usually []."},
             "detail": {"type": "string"},
         }),
-        &["routine", "entity_warning", "detail"],
+        &["routine", "entity_warning", "not_kept", "detail"],
     )
 }
 
@@ -191,10 +192,46 @@ fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     })?;
     let routine = routine_record(&record)?;
     let warning = created.get("entity_warning").cloned().filter(Value::is_string).unwrap_or(Value::Null);
-    let detail = routine_detail(id, &routine, warning.as_str());
+    let not_kept = not_kept(&body, &routine);
+    let mut detail = routine_detail(id, &routine, warning.as_str());
+    if !not_kept.is_empty() {
+        // An older resmon drops fields it does not know without a word; the
+        // read-back is the only witness, so the answer says what it shows.
+        detail.push_str(&format!(
+            " resmon did not keep {} of what was sent ({}): the read-back lacks {}, so that part of \
+             the routine does not exist in resmon. Updating resmon should let it keep them.",
+            if not_kept.len() == 1 { "one field" } else { "some fields" },
+            not_kept.join(", "),
+            if not_kept.len() == 1 { "it" } else { "them" },
+        ));
+    }
     // The warning sits both in `detail` (the sentence a caller repeats) and at
     // the top as a field, so a caller that branches need not parse prose.
-    Ok(json!({"routine": routine, "entity_warning": warning, "detail": detail}))
+    Ok(json!({"routine": routine, "entity_warning": warning, "not_kept": not_kept, "detail": detail}))
+}
+
+/// The arguments whose values the read-back does not carry, by the
+/// caller's names: a field sent with a value that comes back absent or null.
+fn not_kept(sent: &Value, routine: &Value) -> Vec<String> {
+    let missing = |value: Option<&Value>| value.is_none_or(Value::is_null);
+    let mut out = Vec::new();
+    for (field, argument) in [("intent", "intent"), ("ai_enabled", "ai_enabled")]
+        .into_iter()
+        .chain(ROUTINE_SWITCHES.iter().map(|switch| (*switch, *switch)))
+    {
+        if !missing(sent.get(field)) && missing(routine.get(field)) {
+            out.push(argument.to_string());
+        }
+    }
+    let stored = routine.get("parameters");
+    for (field, argument) in [("keywords", "keywords"), ("repositories", "sources"), ("entity", "entity")] {
+        if !missing(sent.pointer(&format!("/parameters/{field}")))
+            && missing(stored.and_then(|parameters| parameters.get(field)))
+        {
+            out.push(argument.to_string());
+        }
+    }
+    out
 }
 
 /// The route's own shape (backend routes.json, POST /api/routines):

@@ -62,6 +62,7 @@ fn all_faults() -> Vec<(&'static str, Injected)> {
         ("EchoToken", Injected::Fake(Fault::EchoToken)),
         ("Unauthorized", Injected::Fake(Fault::Unauthorized)),
         ("HostRefused", Injected::Fake(Fault::HostRefused)),
+        ("CloseWithoutAnswer", Injected::Fake(Fault::CloseWithoutAnswer)),
     ]
 }
 
@@ -95,7 +96,7 @@ fn expected(fault: &str, tool: &str, scope: Scope) -> Expect {
     }
     match fault {
         // Nothing answered, or the token was refused: the backend is not usable.
-        "Refused" | "Hang" | "Unauthorized" => Error("backend_unavailable"),
+        "Refused" | "Hang" | "Unauthorized" | "CloseWithoutAnswer" => Error("backend_unavailable"),
         // resmon answered, but not with something usable.
         "ResetMidBody" | "LyingContentLength" | "Html500" | "Redirect" | "Oversize" => {
             Error("upstream_error")
@@ -537,8 +538,8 @@ fn every_tool_meets_every_backend_fault_with_a_structured_answer() {
     let rows: usize = summary.values().flat_map(BTreeMap::values).sum();
     let failures = failures.into_inner().unwrap();
     assert!(failures.is_empty(), "{} failing rows:\n{}\n\n{report}", failures.len(), failures.join("\n"));
-    // 13 faults × 25 tools, 12 faults × 7 write requests, 13 × 2 discovery rows.
-    assert_eq!(rows, 13 * 25 + 12 * 7 + 13 * 2, "{report}");
+    // 14 faults × 25 tools, 13 faults × 7 write requests, 14 × 2 discovery rows.
+    assert_eq!(rows, 14 * 25 + 13 * 7 + 14 * 2, "{report}");
 }
 
 /// A listener nobody names: it must receive nothing.

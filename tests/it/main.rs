@@ -23,6 +23,8 @@ mod writes;
 mod routes;
 // docs/tools.md is generated from the listing and checked against it.
 mod docs;
+// Version skew: routes resmon lacks, parameters it refuses, fields it drops.
+mod skew;
 // Every tool against every backend fault; recovery after a restart.
 mod faults;
 // Hostile stdin: huge lines, odd bytes, wrong types, randomised lines in-process.

@@ -91,6 +91,16 @@ pub mod corpus {
     pub const PROFILE_INSTITUTION: i64 = 7; // ROR only: still a basis_warning; no matches
 }
 
+/// The routes [`FakeBackend::emulate_older_release`] lacks: the ones the
+/// newest contract features live on.
+pub const OLDER_RELEASE_LACKS: [(&str, &str); 5] = [
+    ("GET", "/api/routines/{id}/deliveries"),
+    ("GET", "/api/routines/{id}/coverage"),
+    ("GET", "/api/executions/{id}/search-record"),
+    ("GET", "/api/analytics/discovery-lag"),
+    ("GET", "/api/watchdog"),
+];
+
 /// One request as the fake saw it.
 #[derive(Clone, Debug)]
 pub struct Recorded {
@@ -157,6 +167,8 @@ pub enum Fault {
     Unauthorized,
     /// 403 host_refused, in place of the guard.
     HostRefused,
+    /// Read the request, then close the connection without a byte of answer.
+    CloseWithoutAnswer,
 }
 
 const OVERSIZE_BYTES: usize = 20 * 1024 * 1024;
@@ -183,6 +195,8 @@ struct Inner {
     next_seq: AtomicU64,
     fault: Mutex<Fault>,
     route_faults: Mutex<Vec<(String, String, Fault)>>,
+    /// Route faults that start after a number of matching requests passed.
+    delayed_faults: Mutex<Vec<(String, String, usize, Fault)>>,
     overrides: Mutex<Vec<Override>>,
     stopped: AtomicBool,
     conns: Mutex<HashMap<u64, TcpStream>>,
@@ -256,6 +270,7 @@ impl FakeBackend {
             next_seq: AtomicU64::new(1),
             fault: Mutex::new(Fault::None),
             route_faults: Mutex::new(Vec::new()),
+            delayed_faults: Mutex::new(Vec::new()),
             overrides: Mutex::new(Vec::new()),
             stopped: AtomicBool::new(false),
             conns: Mutex::new(HashMap::new()),
@@ -333,8 +348,9 @@ impl FakeBackend {
         *lock(&self.inner.fault) = fault;
     }
 
-    /// Applies `fault` only to requests with this method and exact path (no query).
-    /// `Fault::None` removes it. A route fault wins over the global one.
+    /// Applies `fault` only to requests with this method and path (no query);
+    /// a `{name}` segment in `path` matches any one segment. `Fault::None`
+    /// removes it. A route fault wins over the global one.
     pub fn set_fault_for(&self, method: &str, path: &str, fault: Fault) {
         let mut faults = lock(&self.inner.route_faults);
         faults.retain(|(m, p, _)| !(m == method && p == path));
@@ -347,6 +363,14 @@ impl FakeBackend {
     pub fn clear_faults(&self) {
         *lock(&self.inner.fault) = Fault::None;
         lock(&self.inner.route_faults).clear();
+        lock(&self.inner.delayed_faults).clear();
+    }
+
+    /// Like [`FakeBackend::set_fault_for`], but the first `pass` matching
+    /// requests are answered normally: a fault in the middle of one call
+    /// (the read-back after a write, say).
+    pub fn set_fault_after(&self, method: &str, path: &str, pass: usize, fault: Fault) {
+        lock(&self.inner.delayed_faults).push((method.to_string(), path.to_string(), pass, fault));
     }
 
     /// A canned answer for one method and exact path (the guard still runs first).
@@ -384,6 +408,30 @@ impl FakeBackend {
 
     pub fn clear_overrides(&self) {
         lock(&self.inner.overrides).clear();
+    }
+
+    /// Makes `method path` answer as a resmon release without that route
+    /// does: the web framework's own 404, `{"detail": "Not Found"}`.
+    pub fn lack_route(&self, method: &str, path: &str) {
+        self.set_fault_for(method, path, Fault::Status(404, r#"{"detail":"Not Found"}"#.into()));
+    }
+
+    /// Behaves as a resmon release older than contract 1.0 expects: health
+    /// reports `version` and no identity (and `expected_runtime_id` is
+    /// ignored), a created routine's `intent` is not stored, the reference
+    /// export does not know the `json` format, and each route in
+    /// [`OLDER_RELEASE_LACKS`] answers the framework's 404.
+    pub fn emulate_older_release(&self, version: &str) {
+        {
+            let mut st = lock(&self.inner.state);
+            st.version = version.to_string();
+            st.reports_identity = false;
+            st.dropped_on_create = vec!["intent".into()];
+            st.formats_unknown = vec!["json".into()];
+        }
+        for (method, path) in OLDER_RELEASE_LACKS {
+            self.lack_route(method, path);
+        }
     }
 
     /// Behaves as a restarted backend on the same port: a new token and a new
@@ -490,6 +538,7 @@ fn decoy_loop(inner: Arc<Inner>, listener: TcpListener) {
 enum Outcome {
     Reply(Response),
     Hang,
+    Close,
     ResetMidBody,
     LyingContentLength,
     Oversize,
@@ -524,6 +573,10 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
             }
             Outcome::Hang => {
                 hang(&inner, stream);
+                break;
+            }
+            Outcome::Close => {
+                let _ = stream.shutdown(Shutdown::Both);
                 break;
             }
             Outcome::ResetMidBody => {
@@ -616,10 +669,33 @@ fn set_status(inner: &Inner, seq: u64, status: u16) {
     }
 }
 
+/// Whether a request path matches a fault's path, where a `{name}` segment
+/// stands for any one segment (so one fault covers every record, as the
+/// patterns in [`ROUTES`] are written).
+fn path_matches(pattern: &str, path: &str) -> bool {
+    let (mut want, mut got) = (pattern.split('/'), path.split('/'));
+    loop {
+        match (want.next(), got.next()) {
+            (None, None) => return true,
+            (Some(a), Some(b)) if a.starts_with('{') && a.ends_with('}') && !b.is_empty() => {}
+            (Some(a), Some(b)) if a == b => {}
+            _ => return false,
+        }
+    }
+}
+
 fn fault_for(inner: &Inner, method: &str, path: &str) -> Fault {
+    for (m, p, pass, fault) in lock(&inner.delayed_faults).iter_mut() {
+        if m == method && path_matches(p, path) {
+            if *pass == 0 {
+                return fault.clone();
+            }
+            *pass -= 1;
+        }
+    }
     let route = lock(&inner.route_faults)
         .iter()
-        .find(|(m, p, _)| m == method && p == path)
+        .find(|(m, p, _)| m == method && path_matches(p, path))
         .map(|(_, _, f)| f.clone());
     route.unwrap_or_else(|| lock(&inner.fault).clone())
 }
@@ -711,6 +787,7 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
     let reply = match fault {
         Fault::None | Fault::Unauthorized | Fault::HostRefused => None,
         Fault::Hang => return Outcome::Hang,
+        Fault::CloseWithoutAnswer => return Outcome::Close,
         Fault::ResetMidBody => return Outcome::ResetMidBody,
         Fault::LyingContentLength => return Outcome::LyingContentLength,
         Fault::Oversize => return Outcome::Oversize,

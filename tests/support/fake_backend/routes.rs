@@ -478,7 +478,9 @@ fn check_expected(ctx: &Ctx, req: &Request) -> Option<Response> {
 }
 
 fn health(st: &State, ctx: &Ctx, req: &Request) -> Response {
-    if let Some(r) = check_expected(ctx, req) {
+    if st.reports_identity
+        && let Some(r) = check_expected(ctx, req)
+    {
         return r;
     }
     let embeddings = if st.vector_extension_loadable {
@@ -488,9 +490,7 @@ fn health(st: &State, ctx: &Ctx, req: &Request) -> Response {
                "reason": "sqlite-vec did not load on this machine (OperationalError: not authorized)."})
     };
     let jobs = st.routines.iter().filter(|r| int(r, "is_active") == Some(1)).count();
-    Response::json(
-        200,
-        &json!({
+    let mut body = json!({
             "status": "ok",
             "identity": identity(st, ctx),
             "pid": ctx.pid,
@@ -500,8 +500,11 @@ fn health(st: &State, ctx: &Ctx, req: &Request) -> Response {
             "schema_version": st.schema_version,
             "scheduler": {"running": true, "jobs": jobs},
             "daemon": {"lock_present": false, "running": false, "pid": null, "port": null}
-        }),
-    )
+    });
+    if !st.reports_identity {
+        body.as_object_mut().expect("an object").shift_remove("identity");
+    }
+    Response::json(200, &body)
 }
 
 // ====================================================================== explorer and similarity
@@ -1129,7 +1132,8 @@ fn routine_create(st: &mut State, req: &Request) -> Response {
             params_v.clone(),
         );
     };
-    let intent = tri!(opt_str(&b, "intent")).filter(|s| !s.trim().is_empty());
+    let dropped = |key: &str| st.dropped_on_create.iter().any(|name| name == key);
+    let intent = tri!(opt_str(&b, "intent")).filter(|s| !s.trim().is_empty() && !dropped("intent"));
     let is_active = tri!(opt_bool(&b, "is_active")).unwrap_or(true);
     let ai_enabled = tri!(opt_bool(&b, "ai_enabled")).unwrap_or(false);
     let email_enabled = tri!(opt_bool(&b, "email_enabled")).unwrap_or(false);
@@ -1404,14 +1408,18 @@ fn executions_list(st: &State, req: &Request) -> Response {
 }
 
 fn execution_detail(st: &State, ctx: &Ctx, req: &Request, id: i64) -> Response {
-    if let Some(r) = check_expected(ctx, req) {
+    if st.reports_identity
+        && let Some(r) = check_expected(ctx, req)
+    {
         return r;
     }
     let Some(e) = st.execution(id) else {
         return Response::detail(404, "Execution not found");
     };
     let mut out = execution_out(e);
-    out["identity"] = identity(st, ctx);
+    if st.reports_identity {
+        out["identity"] = identity(st, ctx);
+    }
     let into: Vec<i64> = st
         .executions
         .iter()
@@ -1450,7 +1458,7 @@ fn execution_references(st: &State, req: &Request, id: i64) -> Response {
         return Response::detail(404, "Execution not found");
     };
     let format = req.query_param("format").unwrap_or("bibtex").to_string();
-    if export::format_info(&format).is_none() {
+    if export::format_info(&format).is_none() || st.formats_unknown.contains(&format) {
         return export::unknown_format(&format);
     }
     if include_ids && format != "json" {

@@ -78,6 +78,14 @@ pub struct State {
     pub version: String,
     /// Health's and identity's `schema_version`.
     pub schema_version: Option<i64>,
+    /// False for a release from before instance identity: health and the
+    /// execution route carry no `identity` and ignore `expected_runtime_id`.
+    pub reports_identity: bool,
+    /// Fields of a created routine that this release does not store (an
+    /// older resmon drops fields it does not know without a word).
+    pub dropped_on_create: Vec<String>,
+    /// Export formats this release does not know (answered 400 as unknown).
+    pub formats_unknown: Vec<String>,
     /// `request_id`s already used by sweeps.
     pub sweep_request_ids: BTreeMap<String, i64>,
     pub next_execution_id: i64,
@@ -212,6 +220,9 @@ impl State {
             queue: Vec::new(),
             version: "2.3.0".into(),
             schema_version: Some(21),
+            reports_identity: true,
+            dropped_on_create: Vec::new(),
+            formats_unknown: Vec::new(),
             sweep_request_ids: BTreeMap::new(),
             next_execution_id: 0,
             next_routine_id: 0,

@@ -1,0 +1,234 @@
+//! A real resmon can be older or newer than contract 1.0: routes it lacks,
+//! parameters it refuses, identity it does not report, fields it does not
+//! keep. Each answer must say what actually happened (contract-notes 15-18).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::calls::every_branch;
+use crate::fake_backend::{FakeBackend, Fault, OLDER_RELEASE_LACKS, ROUTES};
+use crate::harness::{Session, TEST_TIMEOUT_MS, TempDir, env_for, run_cli, structured, tool_error};
+
+fn started() -> (TempDir, FakeBackend, Session) {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let session = Session::initialized(&env_for(&fake));
+    (dir, fake, session)
+}
+
+/// Every tool whose primary route this resmon lacks names the route and the
+/// release, and never says "not found" about a record that may well exist.
+#[test]
+fn every_tool_names_a_route_this_resmon_lacks() {
+    let (_dir, fake, mut session) = started();
+    for (method, path) in ROUTES {
+        if *path != "/api/health" {
+            fake.lack_route(method, path);
+        }
+    }
+    let mut table = Vec::new();
+    for (tool, arguments) in every_branch(&fake.runtime_id()) {
+        if tool == "health" {
+            continue;
+        }
+        let error = tool_error(&session.call(tool, arguments.clone()));
+        let message = error["message"].as_str().unwrap_or_default();
+        let route = error["detail"]["route"].as_str().unwrap_or_default();
+        let right = error["error"] == "upstream_error"
+            && error["detail"]["missing_route"] == true
+            && error["detail"]["backend_version"] == "2.3.0"
+            && message.starts_with(&format!("resmon 2.3.0 does not serve {route}"))
+            && message.contains("probably older or newer")
+            && !route.chars().any(|c| c.is_ascii_digit());
+        assert!(right, "{tool} {arguments}: {error}");
+        table.push(format!("{tool}: {route}"));
+    }
+    eprintln!("missing-route answers:\n  {}", table.join("\n  "));
+}
+
+/// A secondary route that is missing, failing or stalled is reported inside
+/// the answer, and the primary record is still returned.
+#[test]
+fn get_routine_reports_missing_secondary_routes_inside_the_answer() {
+    let (_dir, fake, mut session) = started();
+    fake.lack_route("GET", "/api/routines/{id}/deliveries");
+    let answer = structured(&session.call("get_routine", json!({"routine_id": 7}))).clone();
+    assert_eq!(answer["id"], 7);
+    assert!(answer.get("delivery").is_none(), "delivery is left off entirely: {answer}");
+    let why = answer["delivery_unavailable"].as_str().unwrap_or_default();
+    assert!(why.contains("does not serve GET /api/routines/{id}/deliveries"), "{why}");
+    assert!(answer["coverage"].is_object(), "{answer}");
+    assert_eq!(answer["coverage_unavailable"], Value::Null);
+
+    fake.clear_faults();
+    fake.lack_route("GET", "/api/routines/{id}/coverage");
+    let answer = structured(&session.call("get_routine", json!({"routine_id": 7}))).clone();
+    assert_eq!(answer["coverage"], Value::Null);
+    assert!(
+        answer["coverage_unavailable"].as_str().unwrap_or_default().contains("does not serve"),
+        "{answer}"
+    );
+    assert!(answer["delivery"].is_object());
+    assert_eq!(answer["delivery_unavailable"], Value::Null);
+
+    // The primary route decides: without it there is no routine to show.
+    fake.lack_route("GET", "/api/routines/{id}");
+    let error = tool_error(&session.call("get_routine", json!({"routine_id": 7})));
+    assert_eq!(error["error"], "upstream_error");
+    assert_eq!(error["detail"]["route"], "GET /api/routines/{id}");
+}
+
+/// All requests of one call share one deadline: two stalled secondary routes
+/// cost one bound, not two, and nothing is sent once it has passed.
+#[test]
+fn one_deadline_bounds_a_call_that_makes_several_requests() {
+    let (_dir, fake, mut session) = started();
+    structured(&session.call("health", json!({})));
+    fake.set_fault_for("GET", "/api/routines/7/coverage", Fault::Hang);
+    fake.set_fault_for("GET", "/api/routines/7/deliveries", Fault::Hang);
+    fake.clear_requests();
+    let started = Instant::now();
+    let answer = structured(&session.call("get_routine", json!({"routine_id": 7}))).clone();
+    let elapsed = started.elapsed();
+    let bound = Duration::from_millis(TEST_TIMEOUT_MS.parse().unwrap());
+    // Before, each stalled route cost a whole bound (2 × 1.5 s); one bound
+    // and a little scheduling slack is all a call may take now.
+    assert!(elapsed < bound + Duration::from_millis(900), "took {elapsed:?} for a {bound:?} bound");
+    assert_eq!(answer["coverage"], Value::Null);
+    assert!(
+        answer["coverage_unavailable"].as_str().unwrap_or_default().contains("did not answer"),
+        "{answer}"
+    );
+    assert!(answer.get("delivery").is_none());
+    assert!(answer["delivery_unavailable"].as_str().unwrap_or_default().contains("not sent"), "{answer}");
+    assert!(
+        fake.requests_to("GET", "/api/routines/7/deliveries").is_empty(),
+        "a request was sent after the call's deadline had passed"
+    );
+}
+
+/// A 400 about a parameter this server chose is not the caller's mistake.
+#[test]
+fn a_refused_parameter_this_server_chose_is_named_and_not_blamed_on_the_caller() {
+    let (_dir, fake, mut session) = started();
+    fake.emulate_older_release("2.1.0");
+    let error = tool_error(&session.call("get_execution_results", json!({"exec_id": 115})));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_eq!(error["detail"]["parameters"], json!(["format"]), "{error}");
+    assert_eq!(error["detail"]["backend_version"], "2.1.0");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("resmon 2.1.0 refused the parameter `format` that this server chose"),
+        "{message}"
+    );
+    assert!(message.contains("changing this call's arguments will not help"), "{message}");
+    // The same refusal of a format the caller picked is the caller's to change.
+    let error = tool_error(&session.call("export_references", json!({"exec_id": 115, "format": "json"})));
+    assert_eq!(error["error"], "invalid_argument", "{error}");
+    assert_eq!(error["detail"]["backend_version"], "2.1.0");
+}
+
+/// An older release end to end: no identity, routes it lacks, a field it
+/// drops, and its version on every error it caused.
+#[test]
+fn an_older_release_is_served_truthfully() {
+    let (_dir, fake, mut session) = started();
+    fake.emulate_older_release("2.1.0");
+    let health = structured(&session.call("health", json!({}))).clone();
+    assert_eq!(health["version"], "2.1.0");
+    assert_eq!(health["identity"], Value::Null, "no identity is invented: {health}");
+    let run = structured(&session.call("get_execution", json!({"exec_id": 115}))).clone();
+    assert_eq!(run["identity"], Value::Null);
+    fake.clear_requests();
+    let pinned = tool_error(
+        &session.call("get_execution", json!({"exec_id": 115, "expected_runtime_id": fake.runtime_id()})),
+    );
+    assert_eq!(pinned["error"], "identity_unavailable", "{pinned}");
+    assert!(fake.requests_to("GET", "/api/executions/115").is_empty());
+
+    for (method, path) in OLDER_RELEASE_LACKS {
+        assert_eq!(method, "GET");
+        let (tool, arguments) = match path {
+            "/api/routines/{id}/deliveries" | "/api/routines/{id}/coverage" => continue,
+            "/api/executions/{id}/search-record" => ("get_search_record", json!({"exec_id": 115})),
+            "/api/analytics/discovery-lag" => ("get_analytics", json!({"view": "discovery-lag"})),
+            "/api/watchdog" => ("get_watchdog_findings", json!({})),
+            other => panic!("no call for {other}"),
+        };
+        let error = tool_error(&session.call(tool, arguments));
+        assert_eq!(error["error"], "upstream_error", "{tool}: {error}");
+        assert_eq!(error["detail"]["route"], format!("{method} {path}"));
+        assert!(error["message"].as_str().unwrap().starts_with("resmon 2.1.0 does not serve"), "{error}");
+    }
+    let routine = structured(&session.call("get_routine", json!({"routine_id": 7}))).clone();
+    assert!(routine.get("delivery").is_none() && routine["coverage"].is_null(), "{routine}");
+
+    let created = structured(&session.call(
+        "create_routine",
+        json!({"name": "Kept or not", "keywords": ["graph attention"], "sources": ["arxiv"],
+               "schedule": "0 8 * * 1", "intent": "Graph attention for molecules"}),
+    ))
+    .clone();
+    assert_eq!(created["not_kept"], json!(["intent"]), "{created}");
+    let detail = created["detail"].as_str().unwrap();
+    assert!(detail.contains("did not keep one field") && detail.contains("intent"), "{detail}");
+    assert_eq!(created["routine"]["intent"], Value::Null);
+}
+
+#[test]
+fn a_create_whose_fields_were_all_kept_says_nothing_was_lost() {
+    let (_dir, _fake, mut session) = started();
+    let created = structured(&session.call(
+        "create_routine",
+        json!({"name": "All kept", "keywords": ["graph attention"], "sources": ["arxiv"],
+               "schedule": "0 8 * * 1", "intent": "Graph attention for molecules"}),
+    ))
+    .clone();
+    assert_eq!(created["not_kept"], json!([]), "{created}");
+    assert!(!created["detail"].as_str().unwrap().contains("did not keep"));
+}
+
+/// A write that resmon accepted is never reported as if nothing happened.
+#[test]
+fn update_settings_says_a_saved_change_was_saved_when_the_read_back_fails() {
+    let (_dir, fake, mut session) = started();
+    fake.set_fault_after("GET", "/api/settings/ai", 1, Fault::Html500);
+    let error = tool_error(
+        &session
+            .call("update_settings", json!({"group": "ai", "settings": {"ai_model": "synthetic-model-3"}})),
+    );
+    assert_eq!(error["detail"]["applied"], true, "{error}");
+    assert_eq!(error["detail"]["requested"], json!({"ai_model": "synthetic-model-3"}));
+    assert!(error["message"].as_str().unwrap().contains("was saved"), "{error}");
+    assert_eq!(fake.requests_to("PUT", "/api/settings/ai").len(), 1);
+    assert_eq!(fake.state().setting("ai", "ai_model"), "synthetic-model-3");
+}
+
+/// Something took the connection and closed it: that is not "not running".
+#[test]
+fn a_connection_closed_without_an_answer_is_not_called_not_running() {
+    let (_dir, fake, mut session) = started();
+    structured(&session.call("health", json!({})));
+    fake.set_fault_for("GET", "/api/routines", Fault::CloseWithoutAnswer);
+    let error = tool_error(&session.call("list_routines", json!({})));
+    assert_eq!(error["error"], "backend_unavailable");
+    let message = error["message"].as_str().unwrap();
+    assert!(!message.contains("not running"), "{message}");
+    assert!(message.contains("closed it without answering"), "{message}");
+    assert_eq!(error["tried"], json!([fake.base_url()]));
+}
+
+/// `--check` shows the release it reached.
+#[test]
+fn check_names_the_release() {
+    let (_dir, fake, _session) = started();
+    fake.emulate_older_release("2.1.0");
+    let output = run_cli(&["--check"], &env_for(&fake));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("resmon 2.1.0"), "{text}");
+    let output = run_cli(&["--check", "--json"], &env_for(&fake));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["health"]["version"], "2.1.0", "{report}");
+    assert_eq!(report["health"]["identity"], Value::Null, "{report}");
+}
