@@ -588,7 +588,7 @@ pub fn route_template(route: &str) -> String {
 /// The web framework's own 404 (`{"detail": "Not Found"}`), which resmon
 /// answers for a path it has no route for; its own 404s carry a sentence
 /// about the record (contract-notes 16).
-fn is_missing_route(reply: &Reply) -> bool {
+pub fn is_missing_route(reply: &Reply) -> bool {
     if reply.status == 405 {
         return true;
     }

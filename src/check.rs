@@ -44,9 +44,13 @@ pub fn run(config: &Config) -> Report {
                 plain(&field("/identity/runtime_id")),
                 plain(&field("/identity/schema_version")),
             ));
+            let verdicts = crate::probe::probe_all(&mut backend);
+            text.push_str(&crate::probe::summary(&verdicts, health["version"].as_str()));
+            let tools: Vec<Value> = verdicts.iter().map(crate::probe::Verdict::to_json).collect();
             let json = json!({
                 "connected": true, "read_only": config.read_only, "steps": steps,
                 "health": {"version": field("/version"), "identity": field("/identity")},
+                "tools": tools,
             });
             Report { connected: true, text, json }
         }

@@ -12,6 +12,7 @@ pub mod config;
 pub mod discovery;
 pub mod error;
 pub mod identity;
+pub mod probe;
 pub mod protocol;
 pub mod redact;
 pub mod settings_policy;

@@ -232,3 +232,39 @@ fn check_names_the_release() {
     assert_eq!(report["health"]["version"], "2.1.0", "{report}");
     assert_eq!(report["health"]["identity"], Value::Null, "{report}");
 }
+
+/// `--check` says what this resmon can do: one harmless GET per tool's
+/// route, and for a write a GET on the same resource (contract-notes 19).
+#[test]
+fn check_probes_every_tool_and_names_the_missing_ones() {
+    let (_dir, fake, _session) = started();
+    fake.emulate_older_release("2.1.0");
+    fake.clear_requests();
+    let output = run_cli(&["--check", "--json"], &env_for(&fake));
+    assert_eq!(output.status.code(), Some(0), "connected, even with tools missing");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let tools = report["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 25);
+    let verdict = |name: &str| tools.iter().find(|tool| tool["name"] == name).unwrap().clone();
+    assert_eq!(verdict("get_search_record")["available"], false);
+    assert_eq!(verdict("get_search_record")["route"], "GET /api/executions/{id}/search-record");
+    assert_eq!(verdict("get_watchdog_findings")["available"], false);
+    assert_eq!(
+        verdict("get_routine")["available"],
+        true,
+        "a 404 with resmon's own sentence means the route exists"
+    );
+    assert_eq!(verdict("search_corpus")["available"], Value::Null);
+    assert!(verdict("search_corpus")["why"].as_str().unwrap().contains("not probed"));
+    assert_eq!(verdict("create_routine")["available"], true);
+    assert_eq!(verdict("run_sweep")["available"], Value::Null);
+    // The route exists (record 0 is resmon's own 404), whatever it thinks of
+    // the json format: the probe judges routes, and a call says the rest.
+    assert_eq!(verdict("get_execution_results")["available"], true);
+    for request in fake.requests() {
+        assert_eq!(request.method, "GET", "the probe sent a {} {}", request.method, request.path);
+    }
+    let text = String::from_utf8_lossy(&run_cli(&["--check"], &env_for(&fake)).stdout).to_string();
+    assert!(text.contains("21 of 25 tools available on resmon 2.1.0"), "{text}");
+    assert!(text.contains("missing: get_search_record: resmon does not serve"), "{text}");
+}
