@@ -148,6 +148,58 @@ struct Instance {
     version: Option<String>,
 }
 
+/// The JSON kinds a row field can be required to have.
+#[derive(Clone, Copy)]
+pub enum Kind {
+    Integer,
+    String,
+    Boolean,
+}
+
+impl Kind {
+    fn holds(self, value: &Value) -> bool {
+        match self {
+            Kind::Integer => value.is_i64() || value.is_u64(),
+            Kind::String => value.is_string(),
+            Kind::Boolean => value.is_boolean(),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Integer => "an integer",
+            Kind::String => "a string",
+            Kind::Boolean => "a boolean",
+        }
+    }
+}
+
+/// Checks that `row` carries each field with its kind; otherwise the error
+/// names the route and the first field that is missing or of another kind
+/// (issue 10 point 11): an answer must never break its own outputSchema,
+/// and a row without its id is not a row a caller can use.
+pub fn require_fields(route: &str, row: &Value, fields: &[(&str, Kind)]) -> Result<(), ToolError> {
+    for (field, kind) in fields {
+        let value = row.get(*field);
+        if value.is_some_and(|value| kind.holds(value)) {
+            continue;
+        }
+        let problem = if value.is_none_or(Value::is_null) { "without" } else { "with a malformed" };
+        return Err(ToolError::new(
+            Code::UpstreamError,
+            format!(
+                "resmon answered {route} with a record {problem} `{field}` ({} was expected), which \
+                 this tool needs to answer. This server and the running resmon may be from \
+                 different releases.",
+                kind.name()
+            ),
+        )
+        .with_detail("route", json!(route_template(route)))
+        .with_detail("field", json!(field)));
+    }
+    Ok(())
+}
+
 pub struct Backend {
     env: Environment,
     agent: Agent,

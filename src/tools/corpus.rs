@@ -236,6 +236,9 @@ fn shape_search(reply: &Value, asked_semantic: bool) -> ToolResult {
         return Err(backend::unexpected_shape(ROUTE, "an object with `results` and `total`"));
     };
     let served_semantic = reply.get("sort").and_then(Value::as_str) == Some("similarity");
+    for row in rows {
+        backend::require_fields(ROUTE, row, &[("id", backend::Kind::Integer)])?;
+    }
     let papers: Vec<Value> = rows.iter().map(|row| paper(row, served_semantic)).collect();
     let next_cursor = reply.get("next_cursor").filter(|cursor| cursor.is_string()).cloned();
     let has_more = reply.get("has_more").and_then(Value::as_bool).unwrap_or(next_cursor.is_some());
@@ -283,6 +286,9 @@ fn shape_similar(reply: &Value, route: &str) -> ToolResult {
     let Some(rows) = reply.get("neighbours").and_then(Value::as_array) else {
         return Err(backend::unexpected_shape(route, "an object with `neighbours`"));
     };
+    for row in rows {
+        backend::require_fields(route, row, &[("id", backend::Kind::Integer)])?;
+    }
     let papers: Vec<Value> = rows.iter().map(|row| paper(row, true)).collect();
     let given = reply.get("reason").filter(|reason| reason.as_str().is_some_and(|s| !s.trim().is_empty()));
     let reason = match (given, papers.is_empty()) {

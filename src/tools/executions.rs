@@ -7,7 +7,7 @@ use super::routines::parse_json_text;
 use super::system::{checked_health, identity_property};
 use super::{Tool, limit_property, nullable, object, offset_property, paper_schema};
 use crate::args::Args;
-use crate::backend::{self, Backend, Method};
+use crate::backend::{self, Backend, Kind, Method};
 use crate::error::ToolResult;
 use crate::identity;
 
@@ -329,16 +329,20 @@ fn fetch_runs(
 ) -> Result<Vec<Value>, crate::error::ToolError> {
     let query = [("limit", limit.to_string()), ("offset", offset.to_string())];
     match backend.request_json(Method::Get, "/api/executions", &query, None)? {
-        Value::Array(rows) if rows.iter().all(is_execution) => Ok(rows),
+        Value::Array(rows) => {
+            for row in &rows {
+                require_execution("GET /api/executions", row)?;
+            }
+            Ok(rows)
+        }
         _ => Err(backend::unexpected_shape("GET /api/executions", "an array of executions")),
     }
 }
 
 /// The least an execution row must carry: an integer id and a string status.
 /// Anything less would be answered as an execution with no id or status.
-fn is_execution(row: &Value) -> bool {
-    row.get("id").is_some_and(|id| id.is_i64() || id.is_u64())
-        && row.get("status").is_some_and(Value::is_string)
+fn require_execution(route: &str, row: &Value) -> Result<(), crate::error::ToolError> {
+    backend::require_fields(route, row, &[("id", Kind::Integer), ("status", Kind::String)])
 }
 
 /// The fixed key set of contract 1.0 "Execution status": every key always
@@ -376,9 +380,7 @@ fn get_execution(backend: &mut Backend, args: &Args) -> ToolResult {
     }
     backend::success(&reply)?;
     let body = reply.json_object()?;
-    if !is_execution(&body) {
-        return Err(backend::unexpected_shape(&format!("GET /api/executions/{exec_id}"), "an execution"));
-    }
+    require_execution(&format!("GET /api/executions/{exec_id}"), &body)?;
     // A pinned call discards the whole row unless the reply proves it came
     // from the expected process; an unpinned one shows identity only when
     // resmon gave a well-formed one, never an invented one.

@@ -103,7 +103,7 @@ fn list_output() -> Value {
     let row = object(
         json!({
             "id": {"type": "integer"},
-            "kind": {"type": "string"},
+            "kind": nullable("person, institution or group; null when resmon did not say."),
             "name": {"type": "string"},
             "aliases": {"type": "array", "items": {"type": "string"}},
             "identifier_schemes": {"type": "array", "items": {"type": "string"}},
@@ -127,7 +127,7 @@ fn get_output() -> Value {
     object(
         json!({
             "id": {"type": "integer"},
-            "kind": {"type": "string"},
+            "kind": nullable("person, institution or group; null when resmon did not say."),
             "display_name": {"type": "string"},
             "names": {"type": "array", "items": {}},
             "identifiers": {"type": "object", "description": "Per scheme (orcid, openalex, ror, semantic_scholar): value and citation."},
@@ -203,6 +203,9 @@ fn list_watch_profiles(backend: &mut Backend, args: &Args) -> ToolResult {
     let Some(profiles) = body.get("profiles").and_then(Value::as_array) else {
         return Err(backend::unexpected_shape("GET /api/profiles", "an object with a `profiles` list"));
     };
+    for profile in profiles {
+        backend::require_fields("GET /api/profiles", profile, &[("id", backend::Kind::Integer)])?;
+    }
     let rows: Vec<Value> = profiles.iter().take(MAX_PROFILES).map(list_row).collect();
     Ok(json!({
         "profiles": rows,
@@ -287,6 +290,7 @@ fn string_values(value: Option<&Value>) -> Vec<String> {
 fn get_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
     let id = args.required_int("profile_id")?;
     let profile = backend.get_object(&format!("/api/profiles/{id}"), &[])?;
+    backend::require_fields(&format!("GET /api/profiles/{id}"), &profile, &[("id", backend::Kind::Integer)])?;
     // One match is enough: the answer wants the totals, not the papers.
     let route = format!("/api/profiles/{id}/matches");
     let matches = backend.get_object(&route, &[("limit", "1".to_string())])?;
@@ -319,6 +323,10 @@ fn get_profile_matches(backend: &mut Backend, args: &Args) -> ToolResult {
     let Some(rows) = body.get("matches").and_then(Value::as_array) else {
         return Err(backend::unexpected_shape(&format!("GET {route}"), "an object with a `matches` list"));
     };
+    for row in rows {
+        // A match without its paper's id cannot be explained or exported.
+        backend::require_fields(&format!("GET {route}"), row, &[("document_id", backend::Kind::Integer)])?;
+    }
     let matches: Vec<Value> = rows.iter().map(match_row).collect();
     let has_more = (offset as u64) + (matches.len() as u64) < total.as_u64().unwrap_or(0);
     Ok(json!({

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Tool, nullable, object};
 use crate::args::Args;
-use crate::backend::{self, Backend};
+use crate::backend::{self, Backend, Kind};
 use crate::error::{ToolError, ToolResult};
 
 /// Routines are few, but an answer is never unbounded (contract 1.0 "Safety":
@@ -175,8 +175,8 @@ fn list_routines(backend: &mut Backend, args: &Args) -> ToolResult {
     };
     // A row without an id and a name is not a routine: listing it would show
     // the caller a routine that does not exist.
-    if !rows.iter().all(is_routine) {
-        return Err(backend::unexpected_shape("GET /api/routines", "an array of routines"));
+    for row in &rows {
+        require_routine("GET /api/routines", row)?;
     }
     // The route has no filter of its own (NOTES.md "Traps"), so it is applied here.
     let matching: Vec<&Value> =
@@ -213,9 +213,7 @@ fn list_row(row: &Value) -> Value {
 fn get_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     let id = args.required_int("routine_id")?;
     let routine = backend.get_object(&format!("/api/routines/{id}"), &[])?;
-    if !is_routine(&routine) {
-        return Err(backend::unexpected_shape(&format!("GET /api/routines/{id}"), "a routine"));
-    }
+    require_routine(&format!("GET /api/routines/{id}"), &routine)?;
     let coverage = backend.get_object(&format!("/api/routines/{id}/coverage"), &[]);
     let deliveries = backend.get_object(&format!("/api/routines/{id}/deliveries"), &[]);
     let mut answer = routine_record(routine);
@@ -257,9 +255,8 @@ fn get_routine(backend: &mut Backend, args: &Args) -> ToolResult {
 }
 
 /// The least a routine row must carry: an integer id and a string name.
-fn is_routine(row: &Value) -> bool {
-    row.get("id").is_some_and(|id| id.is_i64() || id.is_u64())
-        && row.get("name").is_some_and(Value::is_string)
+fn require_routine(route: &str, row: &Value) -> Result<(), ToolError> {
+    backend::require_fields(route, row, &[("id", Kind::Integer), ("name", Kind::String)])
 }
 
 /// The routine row with its JSON text decoded and its flags as booleans

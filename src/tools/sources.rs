@@ -64,14 +64,13 @@ fn sources_output() -> Value {
 
 fn list_sources(backend: &mut Backend, _: &Args) -> ToolResult {
     let catalog = backend.request_json(Method::Get, CATALOG, &[], None)?;
-    // Each entry must at least name its slug: a nameless source is no source.
-    let Some(catalog) = catalog.as_array().filter(|entries| {
-        entries
-            .iter()
-            .all(|entry| entry.get("slug").and_then(Value::as_str).is_some_and(|slug| !slug.is_empty()))
-    }) else {
+    let Some(catalog) = catalog.as_array() else {
         return Err(backend::unexpected_shape(&format!("GET {CATALOG}"), "an array of sources"));
     };
+    // Each entry must at least name its slug: a nameless source is no source.
+    for entry in catalog {
+        backend::require_fields(&format!("GET {CATALOG}"), entry, &[("slug", backend::Kind::String)])?;
+    }
     let statuses = credential_statuses(backend);
     let sources: Vec<Value> = catalog.iter().map(|entry| source(entry, statuses.as_ref().ok())).collect();
     let note = statuses.err().map(Value::String).unwrap_or(Value::Null);

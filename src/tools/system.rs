@@ -77,9 +77,7 @@ fn health_output() -> Value {
 fn health(backend: &mut Backend, args: &Args) -> ToolResult {
     let expected = identity::expected_runtime_id(args.get("expected_runtime_id"))?;
     let body = checked_health(backend, expected.as_deref())?;
-    if !body.get("status").is_some_and(Value::is_string) {
-        return Err(crate::backend::unexpected_shape("GET /api/health", "resmon's health report"));
-    }
+    backend::require_fields("GET /api/health", &body, &[("status", backend::Kind::String)])?;
     // An unpinned call stays answerable without inventing an identity
     // (contract 1.0 "Instance identity"): a malformed one is reported as null.
     let identity_usable = identity::check_reply(&body, None).is_ok();

@@ -324,14 +324,18 @@ fn routine_record(record: &Value) -> Result<Value, ToolError> {
         };
     }
     routine.entry("intent").or_insert(Value::Null);
-    let well_formed = routine.get("id").is_some_and(Value::is_i64)
-        && routine.get("name").is_some_and(Value::is_string)
-        && routine.get("schedule_cron").is_some_and(Value::is_string)
-        && routine.get("is_active").is_some_and(Value::is_boolean);
-    if !well_formed {
-        return Err(backend::unexpected_shape("GET /api/routines/{id}", "a routine record"));
-    }
-    Ok(Value::Object(routine))
+    let routine = Value::Object(routine);
+    backend::require_fields(
+        "GET /api/routines/{id}",
+        &routine,
+        &[
+            ("id", backend::Kind::Integer),
+            ("name", backend::Kind::String),
+            ("schedule_cron", backend::Kind::String),
+            ("is_active", backend::Kind::Boolean),
+        ],
+    )?;
+    Ok(routine)
 }
 
 fn routine_detail(id: i64, routine: &Value, warning: Option<&str>) -> String {

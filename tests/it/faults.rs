@@ -18,7 +18,9 @@ use serde_json::{Value, json};
 
 use crate::calls::every_branch;
 use crate::fake_backend::{FakeBackend, Fault};
-use crate::harness::{Session, TEST_TIMEOUT_MS, TempDir, env_for, error_payload, tool_error};
+use crate::harness::{
+    Session, TEST_TIMEOUT_MS, TempDir, env_for, error_payload, output_problems, tool_error,
+};
 
 /// The request each write tool's own call sends (its first call in
 /// `every_branch`), for the rows that fault only that request.
@@ -222,8 +224,7 @@ fn judge(job: &Job, scope: Scope, tool: &str, observed: &Observed, expect: Expec
             if serde_json::from_str::<Value>(text).ok().as_ref() != Some(&result["structuredContent"]) {
                 job.fail(scope, tool, "text content and structuredContent differ");
             }
-            let schema = (resmon_mcp::tools::find(tool).unwrap().output_schema)();
-            let problems = schema_problems(&schema, &result["structuredContent"], "$");
+            let problems = output_problems(tool, &result["structuredContent"]);
             if !problems.is_empty() {
                 job.fail(
                     scope,
@@ -247,47 +248,6 @@ fn judge(job: &Job, scope: Scope, tool: &str, observed: &Observed, expect: Expec
 
 fn clip(text: &str) -> String {
     text.chars().take(300).collect()
-}
-
-/// The small part of JSON Schema the output schemas use: type, properties,
-/// required, items. Returns every violation, with its path.
-fn schema_problems(schema: &Value, value: &Value, path: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if let Some(kind) = schema.get("type").and_then(Value::as_str) {
-        let fits = match kind {
-            "object" => value.is_object(),
-            "array" => value.is_array(),
-            "string" => value.is_string(),
-            "integer" => value.is_i64() || value.is_u64(),
-            "number" => value.is_number(),
-            "boolean" => value.is_boolean(),
-            "null" => value.is_null(),
-            _ => true,
-        };
-        if !fits {
-            problems.push(format!("{path} is not {kind}: {}", clip(&value.to_string())));
-            return problems;
-        }
-    }
-    if let Some(object) = value.as_object() {
-        for name in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
-            let name = name.as_str().unwrap_or("");
-            if !object.contains_key(name) {
-                problems.push(format!("{path}.{name} is missing"));
-            }
-        }
-        for (name, property) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
-            if let Some(inner) = object.get(name) {
-                problems.extend(schema_problems(property, inner, &format!("{path}.{name}")));
-            }
-        }
-    }
-    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
-        for (index, item) in array.iter().enumerate() {
-            problems.extend(schema_problems(items, item, &format!("{path}[{index}]")));
-        }
-    }
-    problems
 }
 
 /// After a faulted call: the session still answers, and a write tool's own

@@ -211,11 +211,18 @@ impl Session {
         self.send_raw(&json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string());
     }
 
-    /// `tools/call`, returning the `result` object (content, isError, structuredContent).
+    /// `tools/call`, returning the `result` object (content, isError,
+    /// structuredContent). Every success is checked against the tool's
+    /// outputSchema here, so no test can forget to.
     pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
         let answer = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
         assert!(answer.get("error").is_none(), "protocol error for {tool}: {answer}");
-        answer["result"].clone()
+        let result = answer["result"].clone();
+        if result["isError"] == json!(false) {
+            let problems = output_problems(tool, &result["structuredContent"]);
+            assert!(problems.is_empty(), "{tool} answered outside its outputSchema: {problems:?}\n{result}");
+        }
+        result
     }
 
     /// Closes stdin and waits for the exit; returns the status and stderr.
@@ -291,4 +298,65 @@ pub fn error_payload(result: &Value) -> Option<Value> {
 pub fn tool_error(result: &Value) -> Value {
     error_payload(result)
         .unwrap_or_else(|| panic!("expected a tool error of the documented shape, got {result}"))
+}
+
+/// Where a tool's successful answer breaks its outputSchema (empty when it
+/// does not, or when no tool has that name). The one output-schema checker
+/// of the test suite.
+pub fn output_problems(tool: &str, answer: &Value) -> Vec<String> {
+    match resmon_mcp::tools::find(tool) {
+        Some(tool) => schema_problems(&(tool.output_schema)(), answer, "$"),
+        None => Vec::new(),
+    }
+}
+
+/// The part of JSON Schema the output schemas use (type, enum, required,
+/// properties, items), checked the way an SDK's validator would. Returns
+/// every violation with its path.
+pub fn schema_problems(schema: &Value, value: &Value, path: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let fits = |kind: &str| match kind {
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "null" => value.is_null(),
+        _ => false,
+    };
+    let kinds: Vec<&str> = match &schema["type"] {
+        Value::String(kind) => vec![kind.as_str()],
+        Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if !kinds.is_empty() && !kinds.iter().any(|kind| fits(kind)) {
+        let shown: String = value.to_string().chars().take(300).collect();
+        problems.push(format!("{path} is not {}: {shown}", kinds.join(" or ")));
+        return problems;
+    }
+    if let Some(allowed) = schema["enum"].as_array()
+        && !allowed.contains(value)
+    {
+        problems.push(format!("{path}: {value} is not one of {allowed:?}"));
+    }
+    if let Some(object) = value.as_object() {
+        for name in schema["required"].as_array().into_iter().flatten() {
+            let name = name.as_str().unwrap_or("");
+            if !object.contains_key(name) {
+                problems.push(format!("{path}.{name} is missing"));
+            }
+        }
+        for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+            if let Some(inner) = object.get(name) {
+                problems.extend(schema_problems(property, inner, &format!("{path}.{name}")));
+            }
+        }
+    }
+    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
+        for (index, item) in array.iter().enumerate() {
+            problems.extend(schema_problems(items, item, &format!("{path}[{index}]")));
+        }
+    }
+    problems
 }

@@ -2,9 +2,6 @@
 //! backend: the exact requests sent, the shaped answers, the refusals that
 //! send nothing, and the mapping of resmon's statuses.
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
-
 use serde_json::{Value, json};
 
 use crate::fake_backend::FakeBackend;
@@ -14,69 +11,9 @@ const OTHER_RUNTIME: &str = "0b7e9c52-6f1a-4d3e-8a2b-9c0d1e2f3a4b";
 
 // ------------------------------------------------------------------ helpers
 
-/// Every tool's outputSchema, read once from a real listing.
-fn output_schemas() -> &'static BTreeMap<String, Value> {
-    static SCHEMAS: OnceLock<BTreeMap<String, Value>> = OnceLock::new();
-    SCHEMAS.get_or_init(|| {
-        let mut session = Session::initialized(&[]);
-        let answer = session.request("tools/list", json!({}));
-        answer["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|tool| (tool["name"].as_str().unwrap().to_string(), tool["outputSchema"].clone()))
-            .collect()
-    })
-}
-
-/// The subset of JSON Schema the output schemas use, checked the way an SDK's
-/// validator would: one type per property, required keys, items, nesting.
-fn conforms(schema: &Value, value: &Value, path: &str) -> Result<(), String> {
-    let fits = match schema.get("type").and_then(Value::as_str) {
-        Some("object") => value.is_object(),
-        Some("array") => value.is_array(),
-        Some("string") => value.is_string(),
-        Some("integer") => value.is_i64() || value.is_u64(),
-        Some("number") => value.is_number(),
-        Some("boolean") => value.is_boolean(),
-        Some(other) => return Err(format!("{path}: unknown type {other}")),
-        None => true,
-    };
-    if !fits {
-        return Err(format!("{path}: {value} is not {}", schema["type"]));
-    }
-    if let Some(object) = value.as_object() {
-        for name in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
-            let name = name.as_str().unwrap();
-            if !object.contains_key(name) {
-                return Err(format!("{path}: required `{name}` is missing"));
-            }
-        }
-        if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-            for (name, property) in properties {
-                if let Some(inner) = object.get(name) {
-                    conforms(property, inner, &format!("{path}.{name}"))?;
-                }
-            }
-        }
-    }
-    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
-        for (index, item) in array.iter().enumerate() {
-            conforms(items, item, &format!("{path}[{index}]"))?;
-        }
-    }
-    Ok(())
-}
-
-/// A successful call whose answer is checked against the tool's outputSchema.
+/// A successful call (Session::call has checked it against the outputSchema).
 fn ok(session: &mut Session, tool: &str, arguments: Value) -> Value {
-    let result = session.call(tool, arguments);
-    let answer = structured(&result).clone();
-    let schema = &output_schemas()[tool];
-    if let Err(problem) = conforms(schema, &answer, tool) {
-        panic!("{tool}'s answer does not match its outputSchema: {problem}\n{answer}");
-    }
-    answer
+    structured(&session.call(tool, arguments)).clone()
 }
 
 fn err(session: &mut Session, tool: &str, arguments: Value) -> Value {

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 
 use crate::calls::every_branch;
 use crate::fake_backend::{FakeBackend, Fault, OLDER_RELEASE_LACKS, ROUTES};
-use crate::harness::{Session, TEST_TIMEOUT_MS, TempDir, env_for, run_cli, structured, tool_error};
+use crate::harness::{
+    Session, TEST_TIMEOUT_MS, TempDir, env_for, output_problems, run_cli, structured, tool_error,
+};
 
 fn started() -> (TempDir, FakeBackend, Session) {
     let dir = TempDir::new();
@@ -267,4 +269,71 @@ fn check_probes_every_tool_and_names_the_missing_ones() {
     let text = String::from_utf8_lossy(&run_cli(&["--check"], &env_for(&fake)).stdout).to_string();
     assert!(text.contains("21 of 25 tools available on resmon 2.1.0"), "{text}");
     assert!(text.contains("missing: get_search_record: resmon does not serve"), "{text}");
+}
+
+/// The keys of every object in a JSON value, at any depth.
+fn keys_of(value: &Value, into: &mut std::collections::BTreeSet<String>) {
+    match value {
+        Value::Object(object) => {
+            for (key, inner) in object {
+                into.insert(key.clone());
+                keys_of(inner, into);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|inner| keys_of(inner, into)),
+        _ => (),
+    }
+}
+
+/// A resmon whose rows lack a field must never produce an answer that breaks
+/// the tool's own outputSchema: the property is nullable, or the tool answers
+/// upstream_error naming the route and the field (issue 10 point 11).
+/// Session::call checks every success against the outputSchema.
+#[test]
+fn answers_keep_their_output_schema_when_resmon_leaves_out_any_field() {
+    let (_dir, fake, mut session) = started();
+    structured(&session.call("health", json!({})));
+    let mut checked = 0;
+    let mut unnamed = Vec::new();
+    let mut broken = Vec::new();
+    for (tool, arguments) in every_branch(&fake.runtime_id()) {
+        fake.clear_faults();
+        fake.clear_requests();
+        let _ = session.call(tool, arguments.clone());
+        let mut keys = std::collections::BTreeSet::new();
+        for request in fake.requests() {
+            if let Ok(answer) = serde_json::from_slice::<Value>(&request.answer) {
+                keys_of(&answer, &mut keys);
+            }
+        }
+        for key in keys {
+            fake.set_fault(Fault::DropKey(key.clone()));
+            let answer = session.request("tools/call", json!({"name": tool, "arguments": arguments}));
+            let result = answer["result"].clone();
+            checked += 1;
+            if result["isError"] == false {
+                let problems = output_problems(tool, &result["structuredContent"]);
+                if let Some(first) = problems.first() {
+                    broken.push(format!("{tool} {arguments} without `{key}`: {first}"));
+                }
+            } else if result["isError"] == true {
+                let error = tool_error(&result);
+                if error["error"] == "upstream_error" {
+                    let said = format!("{} {}", error["message"], error["detail"]);
+                    if error["detail"]["route"].is_null() || !said.contains(&key) {
+                        unnamed.push(format!("{tool} {arguments} without `{key}`: {error}"));
+                    }
+                }
+            }
+        }
+    }
+    fake.clear_faults();
+    assert!(checked > 300, "only {checked} cases were checked");
+    assert!(broken.is_empty(), "{} answers break their outputSchema:\n{}", broken.len(), broken.join("\n"));
+    assert!(
+        unnamed.is_empty(),
+        "{} upstream errors do not name the route and field:\n{}",
+        unnamed.len(),
+        unnamed.join("\n")
+    );
 }

@@ -116,6 +116,8 @@ pub struct Recorded {
     pub body: Vec<u8>,
     /// The status the fake answered; 0 if it never answered (e.g. `Fault::Hang`).
     pub status: u16,
+    /// The body the fake answered with (empty if it never answered).
+    pub answer: Vec<u8>,
 }
 
 impl Recorded {
@@ -169,6 +171,9 @@ pub enum Fault {
     HostRefused,
     /// Read the request, then close the connection without a byte of answer.
     CloseWithoutAnswer,
+    /// The route's own answer with this key removed from every object in
+    /// it, at any depth: a release whose rows lack a field.
+    DropKey(String),
 }
 
 const OVERSIZE_BYTES: usize = 20 * 1024 * 1024;
@@ -567,6 +572,9 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
         match handle(&inner, &req) {
             Outcome::Reply(resp) => {
                 set_status(&inner, seq, resp.status);
+                if let Some((_, r)) = lock(&inner.log).iter_mut().find(|(s, _)| *s == seq) {
+                    r.answer = resp.body.clone();
+                }
                 if http::write_response(stream, &resp, close).is_err() || close {
                     break;
                 }
@@ -658,6 +666,7 @@ fn record(inner: &Inner, req: &Request) -> u64 {
         headers: req.headers.clone(),
         body: req.body.clone(),
         status: 0,
+        answer: Vec::new(),
     };
     lock(&inner.log).push((seq, rec));
     seq
@@ -804,6 +813,7 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
                 .with_header("location", &format!("http://127.0.0.1:{}/api/health", inner.decoy_port)),
         ),
         Fault::EchoToken => Some(echo_token(normal(), &bearer_of(req))),
+        Fault::DropKey(key) => Some(drop_key(normal(), &key)),
         Fault::Status(code, body) => Some(Response::bytes(code, "application/json", body)),
     };
     if let Some(r) = reply {
@@ -814,6 +824,25 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
         .find(|o| o.method == req.method && o.path == req.path)
         .map(|o| o.response.clone());
     Outcome::Reply(canned.unwrap_or_else(normal))
+}
+
+/// Removes `key` from every object of a JSON answer; other answers pass.
+fn drop_key(resp: Response, key: &str) -> Response {
+    fn strip(value: &mut Value, key: &str) {
+        match value {
+            Value::Object(object) => {
+                object.shift_remove(key);
+                object.values_mut().for_each(|inner| strip(inner, key));
+            }
+            Value::Array(items) => items.iter_mut().for_each(|inner| strip(inner, key)),
+            _ => (),
+        }
+    }
+    let Ok(mut body) = serde_json::from_slice::<Value>(&resp.body) else { return resp };
+    strip(&mut body, key);
+    let mut out = Response::json(resp.status, &body);
+    out.headers.extend(resp.headers.into_iter().filter(|(name, _)| name != "content-type"));
+    out
 }
 
 /// Plants the token in the string fields of an answer.
