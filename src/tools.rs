@@ -114,10 +114,12 @@ pub fn is_offered(tool: &Tool, read_only: bool) -> bool {
     !(read_only && tool.requires_confirmation)
 }
 
-/// Input schemas, built once and reused for every call's validation.
-fn input_schemas() -> &'static [Value] {
-    static SCHEMAS: OnceLock<Vec<Value>> = OnceLock::new();
-    SCHEMAS.get_or_init(|| TOOLS.iter().map(|tool| (tool.input_schema)()).collect())
+/// A tool's input schema, built on that tool's first call and kept: a
+/// session pays only for the tools it calls (the listing is a snapshot).
+fn input_schema(index: usize) -> &'static Value {
+    static SCHEMAS: OnceLock<Vec<OnceLock<Value>>> = OnceLock::new();
+    let cells = SCHEMAS.get_or_init(|| TOOLS.iter().map(|_| OnceLock::new()).collect());
+    cells[index].get_or_init(|| (TOOLS[index].input_schema)())
 }
 
 /// The one entry point for `tools/call` and the `call` subcommand.
@@ -136,7 +138,7 @@ pub fn call(backend: &mut Backend, name: &str, arguments: &Value, read_only: boo
         )
         .with_detail("read_only", json!(true))));
     }
-    if let Err(error) = args::validate(&input_schemas()[index], arguments) {
+    if let Err(error) = args::validate(input_schema(index), arguments) {
         return Some(Err(error));
     }
     let empty = serde_json::Map::new();
@@ -202,96 +204,68 @@ fn with_backend_version(mut error: ToolError, backend: &Backend) -> ToolError {
     error
 }
 
-/// One tool as `tools/list` shows it: every hint explicit, and
-/// `requires_confirmation` on reads and writes alike.
-pub fn describe(tool: &Tool) -> Value {
-    json!({
-        "name": tool.name,
-        "title": tool.title,
-        "description": tool.description,
-        "inputSchema": (tool.input_schema)(),
-        "outputSchema": (tool.output_schema)(),
-        "annotations": {
-            "title": tool.title,
-            "readOnlyHint": !tool.requires_confirmation,
-            "destructiveHint": tool.destructive,
-            "idempotentHint": tool.idempotent,
-            "openWorldHint": tool.open_world,
-        },
-        "requires_confirmation": tool.requires_confirmation,
-    })
-}
-
-/// The serialised `tools` array, built once per mode: listing is then a copy.
+/// The `tools` array of `tools/list`, as compact JSON: a snapshot checked
+/// into the repository and included at compile time, so that no session
+/// builds 25 pairs of schemas to answer its first listing. The unit test
+/// below regenerates both files from the table and fails when they differ;
+/// `UPDATE_DOCS=1 cargo test --lib tools` rewrites them (docs/ARCHITECTURE.md).
 pub fn listing_json(read_only: bool) -> &'static str {
-    static FULL: OnceLock<String> = OnceLock::new();
-    static READ_ONLY: OnceLock<String> = OnceLock::new();
-    let cell = if read_only { &READ_ONLY } else { &FULL };
-    cell.get_or_init(|| build_listing(read_only))
+    if read_only { LISTING_READ_ONLY.trim_end() } else { LISTING_FULL.trim_end() }
 }
 
-/// Writes the same bytes as `describe` for each offered tool, joined into
-/// one array, without building the outer objects: every session pays for
-/// this once, and it was its largest single cost (docs/performance.md).
-/// The input schemas come from the cache that validation uses, so the
-/// first `tools/call` finds them built.
-fn build_listing(read_only: bool) -> String {
-    fn string(out: &mut Vec<u8>, text: &str) {
-        // Writing JSON into a Vec<u8> cannot fail.
-        serde_json::to_writer(&mut *out, text).expect("a str serialises");
-    }
-    fn value(out: &mut Vec<u8>, value: &Value) {
-        serde_json::to_writer(&mut *out, value).expect("a Value serialises");
-    }
-    let schemas = input_schemas();
-    let mut out: Vec<u8> = Vec::with_capacity(48 * 1024);
-    out.push(b'[');
-    for (index, tool) in TOOLS.iter().enumerate().filter(|(_, tool)| is_offered(tool, read_only)) {
-        if out.len() > 1 {
-            out.push(b',');
-        }
-        out.extend_from_slice(b"{\"name\":");
-        string(&mut out, tool.name);
-        out.extend_from_slice(b",\"title\":");
-        string(&mut out, tool.title);
-        out.extend_from_slice(b",\"description\":");
-        string(&mut out, tool.description);
-        out.extend_from_slice(b",\"inputSchema\":");
-        value(&mut out, &schemas[index]);
-        out.extend_from_slice(b",\"outputSchema\":");
-        value(&mut out, &(tool.output_schema)());
-        out.extend_from_slice(b",\"annotations\":{\"title\":");
-        string(&mut out, tool.title);
-        for (key, flag) in [
-            (&b",\"readOnlyHint\":"[..], !tool.requires_confirmation),
-            (b",\"destructiveHint\":", tool.destructive),
-            (b",\"idempotentHint\":", tool.idempotent),
-            (b",\"openWorldHint\":", tool.open_world),
-            (b"},\"requires_confirmation\":", tool.requires_confirmation),
-        ] {
-            out.extend_from_slice(key);
-            out.extend_from_slice(if flag { b"true" } else { b"false" });
-        }
-        out.push(b'}');
-    }
-    out.push(b']');
-    String::from_utf8(out).expect("serde_json writes UTF-8")
-}
+const LISTING_FULL: &str = include_str!("tools/listing-full.json");
+const LISTING_READ_ONLY: &str = include_str!("tools/listing-read-only.json");
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// One tool as `tools/list` shows it: every hint explicit, and
+    /// `requires_confirmation` on reads and writes alike. The snapshots are
+    /// this, for each offered tool.
+    fn describe(tool: &Tool) -> Value {
+        json!({
+            "name": tool.name,
+            "title": tool.title,
+            "description": tool.description,
+            "inputSchema": (tool.input_schema)(),
+            "outputSchema": (tool.output_schema)(),
+            "annotations": {
+                "title": tool.title,
+                "readOnlyHint": !tool.requires_confirmation,
+                "destructiveHint": tool.destructive,
+                "idempotentHint": tool.idempotent,
+                "openWorldHint": tool.open_world,
+            },
+            "requires_confirmation": tool.requires_confirmation,
+        })
+    }
+
     #[test]
-    fn the_listing_is_describe_of_each_offered_tool() {
-        for read_only in [false, true] {
+    fn the_listing_snapshots_are_the_tool_table() {
+        let update = std::env::var("UPDATE_DOCS").is_ok_and(|value| value == "1");
+        for (read_only, file) in [(false, "listing-full.json"), (true, "listing-read-only.json")] {
             let described: Vec<Value> =
                 TOOLS.iter().filter(|tool| is_offered(tool, read_only)).map(|tool| describe(tool)).collect();
-            assert_eq!(
-                build_listing(read_only),
-                Value::Array(described).to_string(),
-                "read_only: {read_only}"
+            let expected = format!("{}\n", Value::Array(described));
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tools").join(file);
+            if update {
+                std::fs::write(&path, &expected).unwrap();
+                continue;
+            }
+            let snapshot = if read_only { LISTING_READ_ONLY } else { LISTING_FULL };
+            assert!(
+                snapshot == expected,
+                "src/tools/{file} is not the tool table's listing; run `UPDATE_DOCS=1 cargo test --lib tools`, \
+                 then `UPDATE_DOCS=1 cargo test --test it docs`, and commit both"
             );
+        }
+    }
+
+    #[test]
+    fn each_cached_input_schema_is_the_tables() {
+        for (index, tool) in TOOLS.iter().enumerate() {
+            assert_eq!(input_schema(index), &(tool.input_schema)(), "{}", tool.name);
         }
     }
 }
