@@ -79,32 +79,6 @@ pub static TOOLS: &[&Tool] = &[
     &settings::UPDATE_SETTINGS,
 ];
 
-/// Stands in for a tool whose module is still being written; answers
-/// internal_error. None may remain when the surface is declared complete
-/// (a test in tests/it checks that).
-pub const fn placeholder(name: &'static str, requires_confirmation: bool) -> Tool {
-    Tool {
-        name,
-        title: name,
-        description: "Not available yet.",
-        input_schema: placeholder_schema,
-        output_schema: placeholder_schema,
-        requires_confirmation,
-        destructive: false,
-        idempotent: false,
-        open_world: false,
-        handler: placeholder_handler,
-    }
-}
-
-fn placeholder_schema() -> Value {
-    json!({"type": "object", "properties": {}})
-}
-
-fn placeholder_handler(_: &mut Backend, _: &Args) -> ToolResult {
-    Err(ToolError::new(crate::error::Code::InternalError, "This tool is not built yet."))
-}
-
 pub fn find(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().copied().find(|tool| tool.name == name)
 }
