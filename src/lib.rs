@@ -14,5 +14,6 @@ pub mod error;
 pub mod identity;
 pub mod protocol;
 pub mod redact;
+pub mod register;
 pub mod settings_policy;
 pub mod tools;
