@@ -1,6 +1,6 @@
 //! The registrations `--check` prints (issue 13 §2, issue 19 §5), each taken
 //! at its word: the command lines are split by a real shell into the argv a
-//! stub `claude` / `gemini` receives, the JSON blocks by serde_json and the
+//! `claude` / `gemini` stand-in receives, the JSON blocks by serde_json and the
 //! TOML block by the `toml` crate. Each one then starts the server it
 //! describes, from a foreign working directory and an environment holding
 //! nothing else, and must list the tools and reach the fake resmon.
@@ -47,8 +47,28 @@ fn awkward_binary(dir: &Path) -> PathBuf {
     let bin_dir = dir.join("bin's \"quoted\" dir");
     std::fs::create_dir_all(&bin_dir).unwrap();
     let copy = bin_dir.join("resmon-mcp");
-    std::fs::copy(BIN, &copy).unwrap();
+    // A hard link writes nothing, so no file descriptor open for writing can
+    // leak into a process another test forks meanwhile (which would make
+    // exec fail with "text file busy"); copy only where linking is refused.
+    if std::fs::hard_link(BIN, &copy).is_err() {
+        std::fs::copy(BIN, &copy).unwrap();
+    }
     copy
+}
+
+/// Spawns, waiting out "text file busy": a copied binary's write descriptor
+/// may live on for a moment in a child that another test forked.
+fn spawn(command: &mut Command) -> std::process::Child {
+    let mut attempts = 0;
+    loop {
+        match command.spawn() {
+            Err(error) if error.raw_os_error() == Some(26) && attempts < 100 => {
+                attempts += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other.unwrap_or_else(|error| panic!("cannot start {command:?}: {error}")),
+        }
+    }
 }
 
 /// Runs `binary --check [--json]` with exactly `env` (and an empty HOME), in `cwd`.
@@ -58,40 +78,35 @@ fn check(binary: &Path, json: bool, env: &[(String, String)], cwd: &Path, home: 
     if json {
         command.arg("--json");
     }
-    let child = command
-        .envs(env.iter().cloned())
-        .current_dir(cwd)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    finish(child, "--check")
+    command.envs(env.iter().cloned()).current_dir(cwd).stdout(Stdio::piped()).stderr(Stdio::piped());
+    finish(spawn(&mut command), "--check")
 }
 
-/// Hands `line` to `sh -c` with a stub for its first word that records the
-/// argv it receives (NUL-separated, so no value can blur two words).
-fn argv_of_shell_line(line: &str, stubs: &Path) -> Vec<String> {
+/// Hands `line` to `sh -c` with its first word defined as a shell function
+/// that records the argv it receives (NUL-separated, so no value can blur
+/// two words). A function rather than a stub file: nothing is written and
+/// then executed, which another test's fork could make "text file busy".
+fn argv_of_shell_line(line: &str, scratch: &Path) -> Vec<String> {
     let program = line.split(' ').next().unwrap();
-    let stub = stubs.join(program);
-    std::fs::write(&stub, "#!/bin/sh\nfor arg do printf '%s\\0' \"$arg\"; done > \"$STUB_OUT\"\n").unwrap();
-    std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let out = stubs.join(format!("{program}.argv"));
-    let child = Command::new("sh")
-        .arg("-c")
-        .arg(line)
-        .env_clear()
-        .env("PATH", format!("{}:{}", stubs.display(), std::env::var("PATH").unwrap()))
-        .env("STUB_OUT", &out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let out = scratch.join(format!("{program}.argv"));
+    let script =
+        format!("{program}() {{ for arg do printf '%s\\0' \"$arg\"; done > \"$STUB_OUT\"; }}\n{line}\n");
+    let child = spawn(
+        Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap())
+            .env("STUB_OUT", &out)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
     let output = finish(child, "sh -c");
     assert!(output.status.success(), "sh -c {line:?}: {}", String::from_utf8_lossy(&output.stderr));
     let bytes = std::fs::read(&out).unwrap();
     let mut words: Vec<String> =
         bytes.split(|b| *b == 0).map(|w| String::from_utf8(w.to_vec()).unwrap()).collect();
-    assert_eq!(words.pop().as_deref(), Some(""), "the stub ends every word with NUL");
+    assert_eq!(words.pop().as_deref(), Some(""), "every word ends with NUL");
     words
 }
 
@@ -113,8 +128,8 @@ fn take_env_options(
 }
 
 /// `claude mcp add -s user resmon -e K=V ... -- CMD [ARGS]`.
-fn claude_launch(line: &str, stubs: &Path) -> Launch {
-    let words = argv_of_shell_line(line, stubs);
+fn claude_launch(line: &str, scratch: &Path) -> Launch {
+    let words = argv_of_shell_line(line, scratch);
     let [mcp, add, scope_flag, scope, name, rest @ ..] = &words[..] else { panic!("too short: {words:?}") };
     assert_eq!([mcp, add, scope_flag, scope, name], ["mcp", "add", "-s", "user", "resmon"], "{words:?}");
     let (env, rest) = take_env_options(rest, |pair| {
@@ -128,8 +143,8 @@ fn claude_launch(line: &str, stubs: &Path) -> Launch {
 
 /// `gemini mcp add -s user resmon -e K=V ... CMD [ARGS]`, read the way Gemini
 /// CLI 0.61.0 reads `-e`: split at every `=`, the first two pieces kept.
-fn gemini_launch(line: &str, stubs: &Path) -> Launch {
-    let words = argv_of_shell_line(line, stubs);
+fn gemini_launch(line: &str, scratch: &Path) -> Launch {
+    let words = argv_of_shell_line(line, scratch);
     let [mcp, add, scope_flag, scope, name, rest @ ..] = &words[..] else { panic!("too short: {words:?}") };
     assert_eq!([mcp, add, scope_flag, scope, name], ["mcp", "add", "-s", "user", "resmon"], "{words:?}");
     let (env, rest) = take_env_options(rest, |pair| {
@@ -194,18 +209,18 @@ fn opencode_launch(block: &str) -> (Launch, Value) {
 /// environment but PATH, an empty HOME and the registration's variables, and
 /// returns the tools/list answer and the health call's result.
 fn run_launch(launch: &Launch, cwd: &Path, home: &Path) -> (Value, Value) {
-    let mut child = Command::new(&launch.program)
-        .args(&launch.args)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap())
-        .env("HOME", home)
-        .envs(launch.env.iter().cloned())
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|error| panic!("cannot start {launch:?}: {error}"));
+    let mut child = spawn(
+        Command::new(&launch.program)
+            .args(&launch.args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap())
+            .env("HOME", home)
+            .envs(launch.env.iter().cloned())
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
     let requests = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "register-test", "version": "0"}}}),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
@@ -264,7 +279,7 @@ fn printed(binary: &Path, env: &[(String, String)], cwd: &Path, home: &Path, fak
 /// the fake; returns each one's launch for further checks.
 fn every_launch_works(
     printed: &Printed,
-    stubs: &Path,
+    scratch: &Path,
     fake: &FakeBackend,
     tools: usize,
 ) -> Vec<(&'static str, Launch)> {
@@ -272,12 +287,12 @@ fn every_launch_works(
     let block = |key: &str| register[key].as_str().unwrap().to_string();
     let gemini = block("gemini");
     let gemini = if gemini.starts_with("gemini ") {
-        gemini_launch(&gemini, stubs)
+        gemini_launch(&gemini, scratch)
     } else {
         mcp_servers_launch(&gemini)
     };
     let launches = vec![
-        ("claude_code", claude_launch(&block("claude_code"), stubs)),
+        ("claude_code", claude_launch(&block("claude_code"), scratch)),
         ("codex", codex_launch(&block("codex"))),
         ("json", mcp_servers_launch(&block("json"))),
         ("gemini", gemini),
@@ -317,8 +332,8 @@ fn every_printed_registration_starts_a_server_that_reaches_resmon() {
     let home = TempDir::new();
     let printed = printed(&binary, &env, dir.path(), home.path(), &fake);
     assert!(printed.human.contains("user scope"), "{}", printed.human);
-    let stubs = TempDir::new();
-    let launches = every_launch_works(&printed, stubs.path(), &fake, 25);
+    let scratch = TempDir::new();
+    let launches = every_launch_works(&printed, scratch.path(), &fake, 25);
     for (name, launch) in &launches {
         assert_eq!(launch.program, binary.display().to_string(), "{name}: the absolute path of the binary");
         assert!(launch.args.is_empty(), "{name}: {launch:?}");
@@ -354,8 +369,8 @@ fn registrations_carry_only_what_discovery_used_and_the_mode_in_force() {
     let printed = printed(&binary, &env, dir.path(), home.path(), &fake);
     assert!(!printed.register["gemini"].as_str().unwrap().starts_with("gemini "), "{}", printed.register);
     assert!(printed.human.contains("~/.gemini/settings.json"), "{}", printed.human);
-    let stubs = TempDir::new();
-    let launches = every_launch_works(&printed, stubs.path(), &fake, 25 - WRITE_TOOLS.len());
+    let scratch = TempDir::new();
+    let launches = every_launch_works(&printed, scratch.path(), &fake, 25 - WRITE_TOOLS.len());
     let expected = pairs(&[
         ("RESMON_PORT", &fake.port().to_string()),
         ("RESMON_STATE_DIR", &fake.state_dir().display().to_string()),
@@ -373,7 +388,7 @@ fn registrations_carry_only_what_discovery_used_and_the_mode_in_force() {
         .unwrap()
         .replacen("claude", "gemini", 1)
         .replacen(" -- ", " ", 1);
-    let cut = gemini_launch(&line, stubs.path());
+    let cut = gemini_launch(&line, scratch.path());
     assert_ne!(sorted(&cut.env), sorted(&expected), "the `=` rule the fallback exists for");
 }
 
