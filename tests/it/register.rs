@@ -407,3 +407,27 @@ fn a_check_that_does_not_connect_prints_no_registration() {
     assert_eq!(report["connected"], false);
     assert!(report.get("register").is_none(), "{report}");
 }
+
+/// docs/setup.md's Claude Code allow list names exactly the tools the
+/// listing marks as reads, so that following it never pre-approves a write.
+#[test]
+fn the_documented_claude_code_allow_list_is_exactly_the_reads() {
+    let setup = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/setup.md")).unwrap();
+    let start = setup.find("{\"permissions\": {\"allow\": [").expect("the allow block in docs/setup.md");
+    let end = start + setup[start..].find("]}}").unwrap() + 3;
+    let block: Value = serde_json::from_str(&setup[start..end]).unwrap();
+    let mut allowed: Vec<String> = strings(&block["permissions"]["allow"]);
+    let mut session = crate::harness::Session::initialized(&[]);
+    let listing = session.request("tools/list", json!({}));
+    let mut reads: Vec<String> = listing["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|tool| tool["annotations"]["readOnlyHint"] == true)
+        .map(|tool| format!("mcp__resmon__{}", tool["name"].as_str().unwrap()))
+        .collect();
+    allowed.sort();
+    reads.sort();
+    assert_eq!(reads.len(), 25 - WRITE_TOOLS.len());
+    assert_eq!(allowed, reads);
+}
