@@ -176,6 +176,12 @@ impl Registration {
                  `cargo install --locked --path .` puts a lasting copy in ~/.cargo/bin (run its --check)\n",
             );
         }
+        if let Some((_, port)) = self.env.iter().find(|(key, _)| key == "RESMON_PORT") {
+            text.push_str(&format!(
+                "  note: RESMON_PORT pins port {port}; if resmon may start on another port, register the port \
+                 file it writes (RESMON_PORT_FILE) instead, which follows it\n"
+            ));
+        }
         if cfg!(windows) {
             text.push_str(
                 "  note: the command lines are quoted for sh, bash and zsh; in cmd.exe use a JSON block\n",

@@ -369,6 +369,7 @@ fn registrations_carry_only_what_discovery_used_and_the_mode_in_force() {
     let printed = printed(&binary, &env, dir.path(), home.path(), &fake);
     assert!(!printed.register["gemini"].as_str().unwrap().starts_with("gemini "), "{}", printed.register);
     assert!(printed.human.contains("~/.gemini/settings.json"), "{}", printed.human);
+    assert!(printed.human.contains(&format!("RESMON_PORT pins port {}", fake.port())), "{}", printed.human);
     let scratch = TempDir::new();
     let launches = every_launch_works(&printed, scratch.path(), &fake, 25 - WRITE_TOOLS.len());
     let expected = pairs(&[
