@@ -332,6 +332,14 @@ fn every_printed_registration_starts_a_server_that_reaches_resmon() {
     let home = TempDir::new();
     let printed = printed(&binary, &env, dir.path(), home.path(), &fake);
     assert!(printed.human.contains("user scope"), "{}", printed.human);
+    // Only a binary inside cargo's target directory is warned about `cargo clean`.
+    assert!(!printed.human.contains("cargo's build output"), "{}", printed.human);
+    let from_target = check(Path::new(BIN), false, &env, dir.path(), home.path());
+    let from_target = String::from_utf8(from_target.stdout).unwrap();
+    assert!(
+        from_target.contains("cargo's build output") && from_target.contains("cargo install"),
+        "{from_target}"
+    );
     let scratch = TempDir::new();
     let launches = every_launch_works(&printed, scratch.path(), &fake, 25);
     for (name, launch) in &launches {
