@@ -39,12 +39,13 @@ pub fn attach(report: &mut Report, config: &Config, trace: &Trace) {
     if !report.connected {
         return;
     }
-    let exe = std::env::current_exe().map_err(|error| format!("its path cannot be read ({error})"));
+    let exe = std::env::current_exe().map_err(|error| format!("this binary's path cannot be read ({error})"));
     let exe = exe.and_then(|path| match path.to_str() {
         Some(text) => Ok(text.to_string()),
-        None => {
-            Err(format!("its path {} is not valid Unicode, which no harness config can hold", path.display()))
-        }
+        None => Err(format!(
+            "this binary's path {} is not valid Unicode, which no harness config can hold",
+            path.display()
+        )),
     });
     let registration = match exe {
         Ok(command) => Registration::new(command, config, trace),
