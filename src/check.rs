@@ -35,7 +35,7 @@ pub fn run(config: &Config) -> Report {
     }
     let steps: Vec<Value> =
         trace.iter().map(|step| json!({"what": step.what, "outcome": step.outcome})).collect();
-    match outcome {
+    let mut report = match outcome {
         Ok(health) => {
             let field = |pointer: &str| health.pointer(pointer).cloned().unwrap_or(Value::Null);
             text.push_str(&format!(
@@ -59,7 +59,9 @@ pub fn run(config: &Config) -> Report {
             let json = json!({"connected": false, "read_only": config.read_only, "steps": steps, "error": error.to_json()});
             Report { connected: false, text, json }
         }
-    }
+    };
+    crate::register::attach(&mut report, config, &trace);
+    report
 }
 
 fn plain(value: &Value) -> String {

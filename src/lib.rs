@@ -15,5 +15,6 @@ pub mod identity;
 pub mod probe;
 pub mod protocol;
 pub mod redact;
+pub mod register;
 pub mod settings_policy;
 pub mod tools;

@@ -31,3 +31,5 @@ mod faults;
 mod hostile;
 // Many calls in one session: memory and descriptors stay flat.
 mod soak;
+// The registrations --check prints, each started as its harness would start it.
+mod register;
