@@ -115,6 +115,7 @@ fi
 
 # ---------------------------------------------------------------- outside: prepare, then enter
 started=$SECONDS
+echo "== MCP conformance suite 0.2.0-alpha.12, eras ${eras[*]}, through supergateway 4.0.0 on loopback"
 mkdir -p "$work"
 cd "$root" || exit 1
 for tool in cargo python3 npm unshare; do
