@@ -4,7 +4,8 @@
 //! Stateless era (2026-07-28): every request carries its protocol version in
 //! `params._meta`, `server/discover` replaces the handshake, and every result
 //! says `resultType: "complete"`. A request is served in the era its own
-//! `_meta` names; `initialize` always answers in the handshake era.
+//! `_meta` names, `initialize` included (`envelope::era_of` holds the rule,
+//! and `envelope` checks what each era requires a request to carry).
 //!
 //! `Server::handle_line` is the whole protocol as a function from one input
 //! line to at most one output line; `serve` only moves lines in and out.
@@ -18,6 +19,10 @@ use crate::backend::Backend;
 use crate::redact;
 use crate::tools;
 
+mod envelope;
+
+use envelope::{Era, META_VERSION};
+
 pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 pub const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
 pub const STATELESS_VERSION: &str = "2026-07-28";
@@ -27,8 +32,6 @@ pub const CONTRACT_VERSION: &str = "1.0";
 /// without ever being held whole in memory.
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// How long a stateless client may reuse a listing or discovery answer. The
 /// list only changes with the binary or RESMON_MCP_READ_ONLY, and both need a
@@ -54,13 +57,6 @@ with limit and offset. Errors come back as {error, message, detail}; backend_una
 means the resmon app is not reachable, and its message says what to set or start. Keep \
 resmon's caveats (match basis, coverage zero-reasons, what resmon cannot verify) when you \
 repeat an answer.";
-
-/// Which era a request is served in.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Era {
-    Handshake,
-    Stateless,
-}
 
 pub struct Server {
     backend: Backend,
@@ -163,28 +159,19 @@ impl Server {
     }
 
     fn dispatch(&mut self, method: &str, params: &Value) -> (Era, Outcome) {
-        if method == "initialize" {
-            return (Era::Handshake, Ok(self.initialize(params)));
-        }
-        let meta = params.get("_meta");
-        let stateless = method == "server/discover" || meta.and_then(|meta| meta.get(META_VERSION)).is_some();
-        if !stateless {
-            return (Era::Handshake, self.handshake_request(method, params));
-        }
-        if let Err(error) = check_stateless_meta(meta) {
-            return (Era::Stateless, Err(error));
-        }
-        let outcome = match method {
-            "server/discover" => Ok(Answer::Json(discover())),
-            "tools/list" => self.list_tools(params, Era::Stateless),
-            "tools/call" => self.call_tool(params),
-            _ => Err(unknown_method(method)),
+        let era = envelope::era_of(method, params);
+        let outcome = match era {
+            Era::Handshake => self.handshake_request(method, params),
+            Era::Stateless => {
+                envelope::check_stateless(params).and_then(|()| self.stateless_request(method, params))
+            }
         };
-        (Era::Stateless, outcome)
+        (era, outcome)
     }
 
     fn handshake_request(&mut self, method: &str, params: &Value) -> Outcome {
         match method {
+            "initialize" => self.initialize(params),
             "ping" => Ok(Answer::Json(json!({}))),
             "tools/list" => self.list_tools(params, Era::Handshake),
             "tools/call" => self.call_tool(params),
@@ -192,14 +179,34 @@ impl Server {
         }
     }
 
-    /// Echo a supported version, else offer the latest handshake version;
-    /// never an error (the clients decide whether they can use the answer).
-    fn initialize(&mut self, params: &Value) -> Answer {
-        let requested = params.get("protocolVersion").and_then(Value::as_str).unwrap_or("");
+    fn stateless_request(&mut self, method: &str, params: &Value) -> Outcome {
+        match method {
+            "server/discover" => Ok(Answer::Json(discover())),
+            "tools/list" => self.list_tools(params, Era::Stateless),
+            "tools/call" => self.call_tool(params),
+            // The stateless revision removed the handshake; say how to reach it.
+            "initialize" => Err(rpc_error(
+                METHOD_NOT_FOUND,
+                format!(
+                    "Method not found: initialize does not exist in {STATELESS_VERSION}, which params._meta asks \
+                     for. To open a {LATEST_HANDSHAKE_VERSION} session, send initialize without \"{META_VERSION}\" \
+                     in params._meta."
+                ),
+            )),
+            _ => Err(unknown_method(method)),
+        }
+    }
+
+    /// Echo a supported version, else offer the latest handshake version.
+    /// A version this server does not speak is not an error (the client
+    /// decides whether it can use the answer); missing or mistyped required
+    /// parameters are.
+    fn initialize(&mut self, params: &Value) -> Outcome {
+        let requested = envelope::check_initialize(params)?;
         let version =
             if HANDSHAKE_VERSIONS.contains(&requested) { requested } else { LATEST_HANDSHAKE_VERSION };
         self.negotiated = Some(version.to_string());
-        Answer::Prebuilt(initialize_result(version))
+        Ok(Answer::Prebuilt(initialize_result(version)))
     }
 
     fn list_tools(&self, params: &Value, era: Era) -> Outcome {
@@ -282,36 +289,6 @@ fn error_result(error: &crate::error::ToolError) -> String {
 fn compact(value: &Value) -> String {
     // A Value's map keys are strings, so serialising it cannot fail.
     serde_json::to_string(value).expect("a Value serialises")
-}
-
-fn check_stateless_meta(meta: Option<&Value>) -> Result<(), RpcError> {
-    let Some(version) = meta.and_then(|meta| meta.get(META_VERSION)) else {
-        return Err(rpc_error(
-            INVALID_PARAMS,
-            format!("Invalid params: params._meta[\"{META_VERSION}\"] is required."),
-        ));
-    };
-    let supported = || {
-        let mut all: Vec<&str> = vec![STATELESS_VERSION];
-        all.extend(HANDSHAKE_VERSIONS.iter().rev());
-        all
-    };
-    if version.as_str() != Some(STATELESS_VERSION) {
-        return Err(RpcError {
-            code: UNSUPPORTED_VERSION,
-            message: format!(
-                "Unsupported protocol version; this server serves {STATELESS_VERSION} per request, and the older versions through initialize."
-            ),
-            data: Some(json!({"supported": supported(), "requested": version})),
-        });
-    }
-    if meta.and_then(|meta| meta.get(META_CAPABILITIES)).is_none() {
-        return Err(rpc_error(
-            INVALID_PARAMS,
-            format!("Invalid params: params._meta[\"{META_CAPABILITIES}\"] is required."),
-        ));
-    }
-    Ok(())
 }
 
 fn discover() -> Value {

@@ -39,10 +39,13 @@ def node_platform() -> tuple[str, str]:
     return system, cpu
 
 
-def excludes(values: list[str] | None, ours: str) -> bool:
-    """npm's rule: a list names allowed values, and `!x` names excluded ones."""
+def excludes(values: list[str] | str | None, ours: str) -> bool:
+    """npm's rule: a list names allowed values, and `!x` names excluded ones.
+    A lock may hold a single value as a plain string."""
     if not values:
         return False
+    if isinstance(values, str):
+        values = [values]
     allowed = [v for v in values if not v.startswith("!")]
     denied = [v[1:] for v in values if v.startswith("!")]
     if ours in denied:

@@ -9,6 +9,8 @@ mod calls;
 
 // Protocol rules of both MCP eras, no backend needed.
 mod protocol;
+// What each era requires a request's params to carry; the era of `initialize`.
+mod envelope;
 // Discovery, the HTTP client's rules, the error model, health and the CLI.
 mod spine;
 // The listing: counts, flags, schema portability, context budget.

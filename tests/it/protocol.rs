@@ -16,6 +16,11 @@ fn stateless_meta() -> Value {
            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"}})
 }
 
+/// What a handshake-era client sends with `initialize`.
+fn initialize_params(version: &str) -> Value {
+    json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}})
+}
+
 fn no_env() -> Vec<(String, String)> {
     Vec::new()
 }
@@ -39,7 +44,7 @@ fn discover_probe_before_initialize_is_answered_and_the_session_continues() {
     assert!(result["ttlMs"].as_u64().is_some());
     assert!(result["cacheScope"].is_string());
     // Then a legacy client falls back to the handshake on the same process.
-    let init = session.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}}));
+    let init = session.request("initialize", initialize_params("2025-11-25"));
     assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
     let list = session.request("tools/list", json!({}));
     assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 25);
@@ -60,7 +65,7 @@ fn initialize_echoes_supported_versions_and_counter_offers_the_rest() {
     ];
     let mut session = Session::start(&no_env());
     for (asked, answered) in cases {
-        let init = session.request("initialize", json!({"protocolVersion": asked, "capabilities": {}}));
+        let init = session.request("initialize", initialize_params(asked));
         let result = &init["result"];
         assert_eq!(result["protocolVersion"], answered, "asked {asked}");
         assert_eq!(result["serverInfo"]["name"], "resmon");
@@ -70,9 +75,6 @@ fn initialize_echoes_supported_versions_and_counter_offers_the_rest() {
         assert_eq!(result["_meta"]["resmon/server_version"], env!("CARGO_PKG_VERSION"));
         assert!(result.get("resultType").is_none(), "handshake results carry no resultType");
     }
-    // initialize without params still gets an answer, never an error.
-    let init = session.request("initialize", Value::Null);
-    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
 }
 
 #[test]
@@ -80,7 +82,8 @@ fn unknown_requests_get_method_not_found_before_and_after_initialize() {
     let mut session = Session::start(&no_env());
     let before = session.request("resources/list", json!({}));
     assert_eq!(before["error"]["code"], -32601);
-    session.request("initialize", json!({"protocolVersion": "2025-06-18"}));
+    let init = session.request("initialize", initialize_params("2025-06-18"));
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
     let after = session.request("prompts/list", json!({}));
     assert_eq!(after["error"]["code"], -32601);
     let logging = session.request("logging/setLevel", json!({"level": "info"}));
@@ -164,7 +167,8 @@ fn crlf_and_blank_lines_are_tolerated_and_output_is_one_compact_line_each() {
     session.send_bytes(b"\n\r\n   \n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n");
     let answer = session.recv();
     assert_eq!(answer["id"], 1);
-    session.request("initialize", json!({"protocolVersion": "2025-11-25"}));
+    let init = session.request("initialize", initialize_params("2025-11-25"));
+    assert!(init.get("result").is_some(), "{init}");
     session.request("tools/list", json!({}));
     for line in &session.transcript {
         assert!(!line.contains('\r') && !line.contains('\n'));
