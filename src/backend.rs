@@ -361,6 +361,8 @@ impl Backend {
                 format!("{base} answered {route} with something that is not valid HTTP."),
             )
             .with_detail("route", json!(route)),
+            // The named-port sentence of contract 1.0 "When the backend is not
+            // named, or not running", word for word: callers may compare it.
             _ => ToolError::new(
                 Code::BackendUnavailable,
                 "resmon is not running. Start the resmon app and try again.",

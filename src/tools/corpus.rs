@@ -296,7 +296,7 @@ fn shape_similar(reply: &Value, route: &str) -> ToolResult {
     }))
 }
 
-/// Passed through whole (clarification 9): the caveats are the point.
+/// Passed through whole (contract-notes 9): the caveats are the point.
 fn explain_match(backend: &mut Backend, args: &Args) -> ToolResult {
     let doc_id = args.required_int("doc_id")?;
     backend.get_object(&format!("/api/documents/{doc_id}/why"), &[])

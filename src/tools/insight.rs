@@ -128,7 +128,7 @@ fn get_analytics(backend: &mut Backend, args: &Args) -> ToolResult {
 
 /// resmon always returns muted findings, flagged (NOTES disagreement 13),
 /// so hiding them is this tool's job. Everything else passes through as
-/// resmon sent it (clarification 10), unknown severities included.
+/// resmon sent it (contract-notes 10), unknown severities included.
 fn get_watchdog_findings(backend: &mut Backend, args: &Args) -> ToolResult {
     let include_muted = args.bool("include_muted").unwrap_or(false);
     let query: Vec<(&str, String)> =

@@ -11,7 +11,7 @@ use super::{nullable, object};
 /// Names kept per paper, with `authors_total` beside them when more were
 /// left out. Two is the most that keeps the first keyword page of the
 /// realistic slice inside its 7,168 bytes: it measured 7,000 B with two,
-/// 7,230 B with three and 7,786 B with six (contract-notes 14 and 24;
+/// 7,230 B with three and 7,606 B with six (contract-notes 14 and 24;
 /// docs/performance.md).
 pub const AUTHORS_KEPT: usize = 2;
 

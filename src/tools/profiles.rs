@@ -11,8 +11,9 @@ use crate::args::Args;
 use crate::backend::{self, Backend};
 use crate::error::{ToolError, ToolResult};
 
-/// Profiles are few and the contract gives list_watch_profiles no paging,
-/// but an answer is never unbounded; past this the list says it was cut.
+/// contract 1.0 "Tools › Read" gives list_watch_profiles no paging argument
+/// (adding one would be contract 1.1), while "Safety" wants no answer
+/// unbounded; so the list is cut here and says so with `truncated`.
 const MAX_PROFILES: usize = 200;
 
 /// Profile fields some resmon versions store as JSON text.
@@ -225,7 +226,7 @@ fn list_row(profile: &Value) -> Value {
 }
 
 /// The profile with its JSON-text fields decoded and `basis_warning` always
-/// present (clarification 8).
+/// present (contract-notes 8).
 fn decoded_profile(profile: &Value) -> Value {
     let mut out = profile.as_object().cloned().unwrap_or_default();
     for name in JSON_FIELDS {

@@ -148,7 +148,7 @@ fn get_output() -> Value {
             "coverage_unavailable": nullable("Why coverage is null; null when it is present."),
             // Optional on purpose: contract 1.0 "A routine's delivery and coverage"
             // leaves the key off when resmon cannot answer the deliveries route,
-            // which overrides clarification 7's always-present rule here.
+            // which overrides contract-notes 7's always-present rule here.
             "delivery": delivery_schema(),
         }),
         &[

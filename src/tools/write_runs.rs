@@ -174,7 +174,7 @@ fn run_routine(backend: &mut Backend, args: &Args) -> ToolResult {
 }
 
 /// Started (200) and queued (202) share one shape whose nullable fields are
-/// always present (clarification 7); `queued` is decided by the status as well
+/// always present (contract-notes 7); `queued` is decided by the status as well
 /// as the body, so a queued run can never be read as started.
 fn run_answer(routine_id: i64, accepted_later: bool, answer: &Value) -> Value {
     let queued = accepted_later || answer.get("queued").and_then(Value::as_bool) == Some(true);
