@@ -42,7 +42,7 @@ pub const CREATE_ROUTINE: Tool = Tool {
 pub const CREATE_WATCH_PROFILE: Tool = Tool {
     name: "create_watch_profile",
     title: "Create a watch profile",
-    description: "Saves a person to watch. Without an ORCID, matches rest on the name alone: repeat \
+    description: "Saves a person to watch. Without an ORCID no match rests on an identifier: repeat \
         basis_warning. Its id is create_routine's entity.profile_id.",
     input_schema: create_watch_profile_input,
     output_schema: create_watch_profile_output,
