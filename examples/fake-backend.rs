@@ -18,12 +18,12 @@
 #[path = "../tests/support/fake_backend.rs"]
 mod fake_backend;
 
-use fake_backend::FakeBackend;
+use fake_backend::{Corpus, FakeBackend};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 const USAGE: &str = "\
-Usage: fake-backend [--state-dir DIR]
+Usage: fake-backend [--state-dir DIR] [--realistic]
 
 Starts a fake resmon backend on 127.0.0.1 (a free port), writes DIR/resmon.port
 and DIR/api-token-<port>, and prints
@@ -36,6 +36,8 @@ on stdout. It stops, removing both files, when stdin reaches end of file.
 Options:
   --state-dir DIR   where to write the files (created if missing);
                     default: a fresh directory under the system temp dir
+  --realistic       serve the realistic slice of papers (fixtures/backend/realistic/)
+                    instead of the short synthetic corpus
   -h, --help        print this help
 ";
 
@@ -51,6 +53,7 @@ fn main() {
     }
 
     let mut state_dir: Option<PathBuf> = None;
+    let mut corpus = Corpus::Short;
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -63,6 +66,9 @@ fn main() {
             };
             state_dir = Some(PathBuf::from(v));
             i += 2;
+        } else if a == "--realistic" {
+            corpus = Corpus::Realistic;
+            i += 1;
         } else if let Some(v) = a.strip_prefix("--state-dir=") {
             state_dir = Some(PathBuf::from(v));
             i += 1;
@@ -77,7 +83,7 @@ fn main() {
     }
     let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
 
-    let fb = FakeBackend::start(&dir);
+    let fb = FakeBackend::start_with(&dir, corpus);
     let _helper = spawn_cleanup_helper(&fb);
 
     let mut out = std::io::stdout().lock();

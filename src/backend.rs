@@ -566,6 +566,8 @@ impl Backend {
                 .with_detail("io", json!(format!("{:?}", io.kind())))
                 .with_top_level("tried", tried)
             }
+            // The named-port sentence of contract 1.0 "When the backend is not
+            // named, or not running", word for word: callers may compare it.
             _ => ToolError::new(
                 Code::BackendUnavailable,
                 "resmon is not running. Start the resmon app and try again.",

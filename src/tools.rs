@@ -10,6 +10,7 @@ mod corpus;
 mod executions;
 mod exports;
 mod insight;
+mod papers;
 mod profiles;
 mod routines;
 mod schema;
@@ -27,7 +28,7 @@ use crate::args::{self, Args};
 use crate::backend::Backend;
 use crate::error::{ToolError, ToolResult};
 
-pub use schema::{limit_property, nullable, object, offset_property, paper_schema};
+pub use schema::{limit_property, no_arguments, nullable, object, offset_property};
 
 pub type Handler = fn(&mut Backend, &Args) -> ToolResult;
 
@@ -88,6 +89,19 @@ pub fn is_offered(tool: &Tool, read_only: bool) -> bool {
     !(read_only && tool.requires_confirmation)
 }
 
+/// Arguments a tool does not declare but that a caller is likely to send,
+/// each refused by name with a sentence saying what to use instead of the
+/// generic unknown-argument one: (tool, argument, sentence).
+const DECLINED_ARGUMENTS: &[(&str, &str, &str)] = &[("search_corpus", "offset", corpus::OFFSET_REFUSAL)];
+
+fn declined(tool: &str, arguments: &Value) -> Option<ToolError> {
+    let given = arguments.as_object()?;
+    DECLINED_ARGUMENTS
+        .iter()
+        .find(|(name, argument, _)| *name == tool && given.contains_key(*argument))
+        .map(|(_, argument, sentence)| ToolError::invalid_argument(argument, *sentence))
+}
+
 /// A tool's input schema, built on that tool's first call and kept: a
 /// session pays only for the tools it calls (the listing is a snapshot).
 fn input_schema(index: usize) -> &'static Value {
@@ -111,6 +125,9 @@ pub fn call(backend: &mut Backend, name: &str, arguments: &Value, read_only: boo
             ),
         )
         .with_detail("read_only", json!(true))));
+    }
+    if let Some(error) = declined(tool.name, arguments) {
+        return Some(Err(error));
     }
     if let Err(error) = args::validate(input_schema(index), arguments) {
         return Some(Err(error));

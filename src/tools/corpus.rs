@@ -3,10 +3,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Tool, limit_property, nullable, object, paper_schema};
+use super::papers::{self, Authors, IdField};
+use super::{Tool, limit_property, nullable, object};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
-use crate::error::{ToolError, ToolResult};
+use crate::error::ToolResult;
 
 /// Page size when the caller names none (contract 1.0 "Safety": small pages).
 const DEFAULT_LIMIT: i64 = 25;
@@ -15,17 +16,18 @@ const DEFAULT_LIMIT: i64 = 25;
 const SEARCH_MAX: i64 = 100;
 /// resmon clamps `k` to 1..50 (NOTES "Parameter-name and clamp mismatches").
 const SIMILAR_MAX: i64 = 50;
-/// Names kept per paper before "et al." (the Vancouver convention). A
-/// collaboration paper can name thousands of people, which would blow the
-/// 6 KB page budget of clarification 14 on its own.
-const AUTHORS_KEPT: usize = 6;
+
+/// search_corpus declares no `offset`, yet a caller used to offsets will try
+/// one; contract 1.0 "Read" has it refused rather than ignored, and this is
+/// the sentence it is refused with (tools::DECLINED_ARGUMENTS).
+pub const OFFSET_REFUSAL: &str = "search_corpus pages with a cursor, not an offset: pass the previous \
+    answer's next_cursor back as `cursor` to get the next page.";
 
 pub const SEARCH_CORPUS: Tool = Tool {
     name: "search_corpus",
     title: "Search the corpus",
-    description: "Search papers resmon has stored. keyword (default) filters by words, newest first; \
-        semantic ranks by meaning. `mode` says what was served. Page on by passing next_cursor back as \
-        cursor; offset is refused.",
+    description: "Stored papers. keyword (default): every word matches, newest first; semantic: \
+        ranked by meaning. `mode` is what was served. More: pass next_cursor as cursor.",
     input_schema: search_input,
     output_schema: search_output,
     requires_confirmation: false,
@@ -38,8 +40,8 @@ pub const SEARCH_CORPUS: Tool = Tool {
 pub const FIND_SIMILAR: Tool = Tool {
     name: "find_similar",
     title: "Find similar papers",
-    description: "Stored papers nearest in meaning to one paper, closest first, with distances. \
-        An empty list always comes with `reason`, so it never just means nothing is similar.",
+    description: "Stored papers nearest in meaning to one paper, closest first. An empty list carries \
+        `reason`; it does not alone mean nothing is similar.",
     input_schema: similar_input,
     output_schema: similar_output,
     requires_confirmation: false,
@@ -52,9 +54,8 @@ pub const FIND_SIMILAR: Tool = Tool {
 pub const EXPLAIN_MATCH: Tool = Tool {
     name: "explain_match",
     title: "Why did this paper match?",
-    description: "Which keywords appear in a stored paper and in which field, resmon's verdict, and \
-        what_resmon_cannot_see. Relay those caveats: a paper matching no keyword is normal for \
-        relevance-ranked sources.",
+    description: "Which keywords a stored paper matches and where, resmon's verdict, and \
+        what_resmon_cannot_see (relay it). No match is normal for relevance-ranked sources.",
     input_schema: doc_input,
     output_schema: why_output,
     requires_confirmation: false,
@@ -67,9 +68,8 @@ pub const EXPLAIN_MATCH: Tool = Tool {
 pub const GET_PAPER_LIFECYCLE: Tool = Tool {
     name: "get_paper_lifecycle",
     title: "Paper lifecycle",
-    description: "Retractions, preprint-to-published links and new versions recorded for a stored \
-        paper, each with its notice link. No events with checked_at null means never checked, \
-        not nothing happened.",
+    description: "A stored paper's retraction, preprint-to-published and version events with notice \
+        links. checked_at null: never checked, so no events proves nothing.",
     input_schema: doc_input,
     output_schema: lifecycle_output,
     requires_confirmation: false,
@@ -88,21 +88,19 @@ fn search_input() -> Value {
             "date_from": {"type": "string", "description": "YYYY-MM-DD"},
             "date_to": {"type": "string", "description": "YYYY-MM-DD"},
             "limit": limit_property(),
+            // No `offset`: a declared but refused property shows to models as
+            // an untyped argument to fill in. OFFSET_REFUSAL answers one.
             "cursor": {"type": "string"},
-            // Declared so that the handler, not the generic unknown-argument
-            // sentence, answers it with the way to page (contract 1.0 "Read").
-            // Declared without a type so that any offset at all, even a
-            // string or null, meets the refusal that explains the cursor.
-            "offset": {"description": "Not supported: use cursor."},
         }),
         &["query"],
     )
 }
 
 fn search_output() -> Value {
-    let mut paper = paper_schema();
-    paper["properties"]["distance"] =
+    let mut paper = papers::paper_schema(Authors::Listed);
+    let distance =
         nullable("Semantic mode only: distance from the query, smaller is closer; null if unranked.");
+    papers::add_field(&mut paper, "distance", distance, false);
     object(
         json!({
             "papers": {"type": "array", "items": paper},
@@ -116,10 +114,9 @@ fn search_output() -> Value {
             "unranked_count": nullable("Semantic answers only: papers without a vector, appended unordered."),
             "model": nullable("Semantic answers only: the embedding model."),
         }),
-        // The three semantic fields are the contract's "in semantic mode"
-        // fields: always present in a semantic answer and left out of a
-        // keyword page, which keeps a 25-paper page inside its 6 KB budget
-        // (clarification 14).
+        // contract 1.0 "Tools › Read" names ranked_count, unranked_count and
+        // model "in semantic mode": always present in a semantic answer and
+        // left off a keyword page, whose budget is the tighter (contract-notes 14).
         &["papers", "next_cursor", "has_more", "total", "total_is_capped", "mode", "mode_unavailable"],
     )
 }
@@ -135,8 +132,8 @@ fn similar_input() -> Value {
 }
 
 fn similar_output() -> Value {
-    let mut paper = paper_schema();
-    paper["properties"]["distance"] = nullable("Distance from the paper; smaller is closer.");
+    let mut paper = papers::paper_schema(Authors::Listed);
+    papers::add_field(&mut paper, "distance", nullable("Distance from the paper; smaller is closer."), true);
     object(
         json!({
             "document_id": nullable("The paper asked about."),
@@ -190,13 +187,6 @@ fn lifecycle_output() -> Value {
 }
 
 fn search_corpus(backend: &mut Backend, args: &Args) -> ToolResult {
-    if args.0.contains_key("offset") {
-        return Err(ToolError::invalid_argument(
-            "offset",
-            "search_corpus pages with a cursor, not an offset: pass the previous answer's \
-             next_cursor back as `cursor` to get the next page.",
-        ));
-    }
     let semantic = args.str("mode") == Some("semantic");
     let body = search_body(args, semantic);
     let reply = backend.request_json(Method::Post, "/api/explorer/search", &[], Some(&body))?;
@@ -239,7 +229,10 @@ fn shape_search(reply: &Value, asked_semantic: bool) -> ToolResult {
     for row in rows {
         backend::require_fields(ROUTE, row, &[("id", backend::Kind::Integer)])?;
     }
-    let papers: Vec<Value> = rows.iter().map(|row| paper(row, served_semantic)).collect();
+    let Some(papers) = rows.iter().map(|row| paper(row, served_semantic)).collect::<Option<Vec<Value>>>()
+    else {
+        return Err(backend::unexpected_shape(ROUTE, "papers carrying their corpus id"));
+    };
     let next_cursor = reply.get("next_cursor").filter(|cursor| cursor.is_string()).cloned();
     let has_more = reply.get("has_more").and_then(Value::as_bool).unwrap_or(next_cursor.is_some());
     let mut answer = json!({
@@ -289,7 +282,9 @@ fn shape_similar(reply: &Value, route: &str) -> ToolResult {
     for row in rows {
         backend::require_fields(route, row, &[("id", backend::Kind::Integer)])?;
     }
-    let papers: Vec<Value> = rows.iter().map(|row| paper(row, true)).collect();
+    let Some(papers) = rows.iter().map(|row| paper(row, true)).collect::<Option<Vec<Value>>>() else {
+        return Err(backend::unexpected_shape(route, "neighbours carrying their corpus id"));
+    };
     let given = reply.get("reason").filter(|reason| reason.as_str().is_some_and(|s| !s.trim().is_empty()));
     let reason = match (given, papers.is_empty()) {
         (Some(reason), _) => reason.clone(),
@@ -307,7 +302,7 @@ fn shape_similar(reply: &Value, route: &str) -> ToolResult {
     }))
 }
 
-/// Passed through whole (clarification 9): the caveats are the point.
+/// Passed through whole (contract-notes 9): the caveats are the point.
 fn explain_match(backend: &mut Backend, args: &Args) -> ToolResult {
     let doc_id = args.required_int("doc_id")?;
     backend.get_object(&format!("/api/documents/{doc_id}/why"), &[])
@@ -322,33 +317,11 @@ fn field(body: &Value, name: &str) -> Value {
     body.get(name).cloned().unwrap_or(Value::Null)
 }
 
-/// A stored document row as the compact paper of contract 1.0 "Read".
-fn paper(row: &Value, with_distance: bool) -> Value {
-    let text = |name: &str| row.get(name).filter(|value| value.is_string()).cloned().unwrap_or(Value::Null);
-    let mut paper = json!({
-        "id": field(row, "id"),
-        "title": row.get("title").and_then(Value::as_str).unwrap_or_default(),
-        "authors": authors(row.get("authors").and_then(Value::as_str).unwrap_or_default()),
-        "date": text("publication_date"),
-        "source": row.get("source_repository").and_then(Value::as_str).unwrap_or_default(),
-        "doi": text("doi"),
-        "url": text("url"),
-    });
-    if with_distance {
-        paper["distance"] = field(row, "distance");
-    }
-    paper
-}
-
-/// resmon stores authors as one comma-joined string (NOTES "JSON inside
-/// strings"); callers get a list, shortened past `AUTHORS_KEPT`.
-fn authors(joined: &str) -> Vec<String> {
-    let names: Vec<&str> = joined.split(',').map(str::trim).filter(|name| !name.is_empty()).collect();
-    let mut kept: Vec<String> = names.iter().take(AUTHORS_KEPT).map(|name| name.to_string()).collect();
-    if names.len() > AUTHORS_KEPT {
-        kept.push("et al.".to_string());
-    }
-    kept
+/// A stored document row as the shared paper row, with its distance when
+/// the answer is a ranking; None without its corpus id.
+fn paper(row: &Value, with_distance: bool) -> Option<Value> {
+    let paper = papers::paper(row, IdField::Id, Authors::Listed)?;
+    Some(Value::Object(if with_distance { papers::with_distance(paper, row) } else { paper }))
 }
 
 #[cfg(test)]
@@ -356,29 +329,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn authors_split_trim_and_shorten() {
-        assert_eq!(authors(" Ada Lovelace ,Alan Turing"), ["Ada Lovelace", "Alan Turing"]);
-        assert!(authors("").is_empty());
-        assert!(authors(" , ").is_empty());
-        let many = (1..=9).map(|n| format!("Author {n}")).collect::<Vec<_>>().join(", ");
-        let shortened = authors(&many);
-        assert_eq!(shortened.len(), AUTHORS_KEPT + 1);
-        assert_eq!(shortened[5], "Author 6");
-        assert_eq!(shortened[6], "et al.");
-        let exactly = (1..=AUTHORS_KEPT).map(|n| format!("A{n}")).collect::<Vec<_>>().join(",");
-        assert_eq!(authors(&exactly).len(), AUTHORS_KEPT);
-    }
-
-    #[test]
-    fn paper_projection_renames_and_drops() {
-        let row = json!({"id": 7, "source_repository": "arxiv", "title": "T", "authors": null,
-            "publication_date": null, "doi": null, "url": "u", "abstract": "long", "distance": 0.5});
-        assert_eq!(
-            paper(&row, false),
-            json!({"id": 7, "title": "T", "authors": [], "date": null, "source": "arxiv", "doi": null, "url": "u"})
-        );
-        assert_eq!(paper(&row, true)["distance"], json!(0.5));
-        assert_eq!(paper(&json!({"id": 8}), true)["distance"], Value::Null);
+    fn a_ranked_row_carries_its_distance_and_a_keyword_row_none() {
+        let row = json!({"id": 7, "source_repository": "arxiv", "title": "T", "authors": "A, B",
+            "publication_date": null, "doi": null, "url": "u", "abstract": "long", "distance": 0.123456});
+        assert!(paper(&row, false).unwrap().get("distance").is_none());
+        assert_eq!(paper(&row, true).unwrap()["distance"], json!(0.1235));
+        assert_eq!(paper(&json!({"id": 8}), true).unwrap()["distance"], Value::Null);
+        assert!(paper(&json!({"title": "no id"}), false).is_none());
     }
 
     #[test]

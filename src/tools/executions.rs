@@ -3,9 +3,10 @@
 
 use serde_json::{Map, Value, json};
 
+use super::papers::{self, Authors, IdField};
 use super::routines::parse_json_text;
 use super::system::{checked_health, identity_property};
-use super::{Tool, limit_property, nullable, object, offset_property, paper_schema};
+use super::{Tool, limit_property, nullable, object, offset_property};
 use crate::args::Args;
 use crate::backend::{self, Backend, Kind, Method};
 use crate::error::ToolResult;
@@ -20,18 +21,14 @@ const BACKEND_PAGE: usize = 100;
 /// walks an unbounded history.
 const MAX_BACKEND_PAGES: usize = 50;
 const SCAN_TIME_BOUND: std::time::Duration = std::time::Duration::from_secs(20);
-/// get_execution keeps this many of the newest progress events: the whole log
-/// can run to thousands of entries (shapes.md#execution-row) and the latest
-/// few are what tell a caller where a run stands.
-const RECENT_PROGRESS_EVENTS: usize = 3;
 
 const STATUSES: [&str; 5] = ["running", "completed", "failed", "cancelled", "interrupted"];
 
 pub const LIST_EXECUTIONS: Tool = Tool {
     name: "list_executions",
     title: "List runs",
-    description: "Runs, newest first: type, routine_id, status, start, finish, result_count. Filter by \
-        routine_id or status. interrupted means resmon stopped mid-run (e.g. closed), not a failed search.",
+    description: "Runs, newest first, filterable by routine_id and status. interrupted: resmon stopped \
+        mid-run (e.g. was closed), not a failed search.",
     input_schema: list_input,
     output_schema: list_output,
     requires_confirmation: false,
@@ -44,9 +41,8 @@ pub const LIST_EXECUTIONS: Tool = Tool {
 pub const GET_EXECUTION: Tool = Tool {
     name: "get_execution",
     title: "Get a run",
-    description: "One run in full: status, parameters, per-source coverage and zero-reasons, timings, \
-        interruption fields, identity. Poll it after starting a run. expected_runtime_id (from health) \
-        refuses another resmon's answer.",
+    description: "One run whole: status, parameters, per-source coverage and zero-reasons, \
+        interruption fields, progress, identity. Poll it after starting a run.",
     input_schema: get_input,
     output_schema: get_output,
     requires_confirmation: false,
@@ -59,8 +55,7 @@ pub const GET_EXECUTION: Tool = Tool {
 pub const GET_EXECUTION_RESULTS: Tool = Tool {
     name: "get_execution_results",
     title: "Papers a run found",
-    description: "The papers one run found, paged. Each id is the corpus doc_id that explain_match, \
-        find_similar and get_paper_lifecycle take.",
+    description: "The papers one run found, paged; each id is a doc_id the paper tools take.",
     input_schema: results_input,
     output_schema: results_output,
     requires_confirmation: false,
@@ -73,9 +68,8 @@ pub const GET_EXECUTION_RESULTS: Tool = Tool {
 pub const GET_SEARCH_RECORD: Tool = Tool {
     name: "get_search_record",
     title: "Search record of a run",
-    description: "How a run searched, PRISMA-style, so it can be reproduced: search.queries_as_sent \
-        lists, per source, the queries resmon actually sent (null on old runs); search.query_as_sent \
-        holds the user's own terms. Also per-source outcomes and dedup counts.",
+    description: "A run's PRISMA-style record. search.queries_as_sent: what each source's requests \
+        carried (null for old runs); search.query_as_sent: the terms as typed.",
     input_schema: exec_input,
     output_schema: record_output,
     requires_confirmation: false,
@@ -105,7 +99,7 @@ fn get_input() -> Value {
     object(
         json!({
             "exec_id": {"type": "integer"},
-            "expected_runtime_id": {"type": "string", "description": "runtime_id from health; pins this call."},
+            "expected_runtime_id": {"type": "string", "description": "runtime_id from health; another app answers instance_mismatch."},
         }),
         &["exec_id"],
     )
@@ -170,8 +164,7 @@ fn get_output() -> Value {
             "last_seen_at_utc": nullable("When that process last reported in."),
             "restarted_from": nullable("The run this one restarted, or null."),
             "restarted_into": nullable("Runs that restarted this one."),
-            "progress_event_count": nullable("How many progress events the run logged (null if unreadable)."),
-            "recent_progress_events": {"type": "array", "items": {"type": "object"}, "description": "The last 3 progress events; the full log is not returned."},
+            "progress_events": nullable("The run's progress log as resmon keeps it (decoded when stored as JSON text), or null."),
             "identity": identity_property(),
         }),
         &[
@@ -185,8 +178,7 @@ fn get_output() -> Value {
             "last_seen_at_utc",
             "restarted_from",
             "restarted_into",
-            "progress_event_count",
-            "recent_progress_events",
+            "progress_events",
             "identity",
         ],
     )
@@ -196,7 +188,7 @@ fn results_output() -> Value {
     object(
         json!({
             "exec_id": {"type": "integer"},
-            "papers": {"type": "array", "items": paper_schema()},
+            "papers": {"type": "array", "items": papers::paper_schema(Authors::Listed)},
             "total": {"type": "integer", "description": "Papers the whole run found."},
             "offset": {"type": "integer"},
             "limit": {"type": "integer"},
@@ -395,20 +387,16 @@ fn get_execution(backend: &mut Backend, args: &Args) -> ToolResult {
     Ok(execution_detail(body, identity))
 }
 
-/// The row whole, with `parameters` decoded and the progress log reduced to
-/// its count and newest entries.
+/// The row whole (contract 1.0 "Execution status": get_execution returns the
+/// row whole), with the two columns resmon keeps as JSON text decoded and
+/// every field the contract names present, null when resmon has no value.
 fn execution_detail(body: Value, identity: Value) -> Value {
     let Value::Object(row) = body else { return Value::Null };
     let mut out = Map::new();
     for (key, value) in row {
         match key.as_str() {
-            "parameters" => {
+            "parameters" | "progress_events" => {
                 out.insert(key, parse_json_text(Some(&value)));
-            }
-            "progress_events" => {
-                let (count, recent) = progress_summary(&value);
-                out.insert("progress_event_count".into(), count);
-                out.insert("recent_progress_events".into(), recent);
             }
             "identity" => (),
             _ => {
@@ -425,26 +413,12 @@ fn execution_detail(body: Value, identity: Value) -> Value {
         "last_seen_at_utc",
         "restarted_from",
         "restarted_into",
+        "progress_events",
     ] {
         out.entry(name).or_insert(Value::Null);
     }
-    if !out.contains_key("progress_event_count") {
-        out.insert("progress_event_count".into(), json!(0));
-        out.insert("recent_progress_events".into(), json!([]));
-    }
     out.insert("identity".into(), identity);
     Value::Object(out)
-}
-
-fn progress_summary(value: &Value) -> (Value, Value) {
-    let events = match parse_json_text(Some(value)) {
-        Value::Array(events) => events,
-        Value::Null => Vec::new(),
-        _ => return (Value::Null, json!([])),
-    };
-    let skip = events.len().saturating_sub(RECENT_PROGRESS_EVENTS);
-    let recent: Vec<Value> = events.iter().skip(skip).filter(|event| event.is_object()).cloned().collect();
-    (json!(events.len()), Value::Array(recent))
 }
 
 fn get_execution_results(backend: &mut Backend, args: &Args) -> ToolResult {
@@ -462,11 +436,11 @@ fn get_execution_results(backend: &mut Backend, args: &Args) -> ToolResult {
         .iter()
         .skip(offset)
         .take(limit)
-        .map(compact_paper)
+        .map(|record| papers::paper(record, IdField::Id, Authors::Listed).map(Value::Object))
         .collect::<Option<Vec<Value>>>()
         .ok_or_else(|| {
-        backend::unexpected_shape(&format!("GET {route}"), "papers carrying their corpus id")
-    })?;
+            backend::unexpected_shape(&format!("GET {route}"), "papers carrying their corpus id")
+        })?;
     Ok(json!({
         "exec_id": exec_id,
         "papers": papers,
@@ -475,33 +449,6 @@ fn get_execution_results(backend: &mut Backend, args: &Args) -> ToolResult {
         "limit": limit,
         "has_more": offset + limit < records.len(),
     }))
-}
-
-/// The compact paper (schema::paper_schema) from a reference-export record or
-/// a document row; None without the corpus id the paper is promised to carry.
-pub(super) fn compact_paper(record: &Value) -> Option<Value> {
-    let id = record.get("id").and_then(Value::as_i64)?;
-    let field = |name: &str| record.get(name).cloned().unwrap_or(Value::Null);
-    Some(json!({
-        "id": id,
-        "title": record.get("title").and_then(Value::as_str).unwrap_or(""),
-        "authors": split_authors(record.get("authors")),
-        "date": field("publication_date"),
-        "source": record.get("source_repository").and_then(Value::as_str).unwrap_or(""),
-        "doi": field("doi"),
-        "url": field("url"),
-    }))
-}
-
-/// resmon stores authors as one comma-joined string (NOTES.md "Traps").
-fn split_authors(value: Option<&Value>) -> Vec<String> {
-    match value {
-        Some(Value::String(text)) => {
-            text.split(',').map(str::trim).filter(|name| !name.is_empty()).map(str::to_string).collect()
-        }
-        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).map(str::to_string).collect(),
-        _ => Vec::new(),
-    }
 }
 
 fn get_search_record(backend: &mut Backend, args: &Args) -> ToolResult {
@@ -524,16 +471,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn progress_log_is_reduced_to_its_tail() {
-        let log = json!((1..=7).map(|n| json!({"n": n})).collect::<Vec<_>>()).to_string();
-        let (count, recent) = progress_summary(&json!(log));
-        assert_eq!(count, json!(7));
-        assert_eq!(recent, json!([{"n": 5}, {"n": 6}, {"n": 7}]));
-        assert_eq!(progress_summary(&Value::Null), (json!(0), json!([])));
-        assert_eq!(progress_summary(&json!("not json")), (Value::Null, json!([])));
-    }
-
-    #[test]
     fn detail_keeps_the_row_and_fills_contract_fields() {
         let row = json!({"id": 1, "status": "interrupted", "parameters": "{\"query\": \"x\", \"default_starts\": {}}",
                          "progress_events": null, "identity": {"runtime_id": "ignored"}});
@@ -541,15 +478,19 @@ mod tests {
         assert_eq!(detail["parameters"], json!({"query": "x", "default_starts": {}}));
         assert_eq!(detail["restarted_into"], Value::Null);
         assert_eq!(detail["identity"], Value::Null);
-        assert!(detail.get("progress_events").is_none());
+        assert_eq!(detail.get("progress_events"), Some(&Value::Null));
     }
 
     #[test]
-    fn authors_are_split_and_papers_need_an_id() {
-        let record = json!({"id": 3, "title": "T", "authors": "Ada Lovelace, Alan Turing", "source_repository": "arxiv"});
-        let paper = compact_paper(&record).unwrap();
-        assert_eq!(paper["authors"], json!(["Ada Lovelace", "Alan Turing"]));
-        assert_eq!(paper["date"], Value::Null);
-        assert!(compact_paper(&json!({"title": "no id"})).is_none());
+    fn the_progress_log_comes_whole_decoded_or_as_resmon_kept_it() {
+        let log = json!([{"stage": "a"}, {"stage": "b"}]);
+        let stored = json!({"id": 1, "status": "running", "progress_events": log.to_string()});
+        assert_eq!(execution_detail(stored, Value::Null)["progress_events"], log);
+        let native = json!({"id": 1, "status": "running", "progress_events": log.clone()});
+        assert_eq!(execution_detail(native, Value::Null)["progress_events"], log);
+        let unreadable = json!({"id": 1, "status": "running", "progress_events": "not json"});
+        assert_eq!(execution_detail(unreadable, Value::Null)["progress_events"], "not json");
+        let absent = json!({"id": 1, "status": "running"});
+        assert_eq!(execution_detail(absent, Value::Null)["progress_events"], Value::Null);
     }
 }

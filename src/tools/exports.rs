@@ -7,15 +7,11 @@ use crate::args::Args;
 use crate::backend::{self, Backend, Method, Reply};
 use crate::error::{ToolError, ToolResult};
 
-/// Papers one call may name. resmon sets no limit, but a longer list is a
-/// bulk export that belongs in the app, not in a conversation.
-const MAX_DOC_IDS: u64 = 200;
-
 pub const EXPORT_REFERENCES: Tool = Tool {
     name: "export_references",
     title: "Export references",
-    description: "A reference file for one run (exec_id) or chosen papers (doc_ids); at most 200 papers: \
-        bibtex, ris or csv as `text`, json as `rows`. Give exactly one of exec_id and doc_ids.",
+    description: "References of one run (exec_id) or of chosen papers (doc_ids; give one) as a \
+        bibtex, ris, csv or json file in `text`.",
     input_schema: export_input,
     output_schema: export_output,
     requires_confirmation: false,
@@ -29,24 +25,26 @@ fn export_input() -> Value {
     object(
         json!({
             "exec_id": {"type": "integer", "minimum": 1},
-            "doc_ids": {"type": "array", "items": {"type": "integer"}, "maxItems": MAX_DOC_IDS},
+            // No cap of this server's own: contract 1.0 "Versioning" counts a
+            // call another 1.0 server accepts and this one refuses as a
+            // narrowing. The 16 MiB body bound is the only limit.
+            "doc_ids": {"type": "array", "items": {"type": "integer"}},
             "format": {"type": "string", "enum": ["bibtex", "ris", "csv", "json"]},
         }),
         &["format"],
     )
 }
 
-/// One shape for every format: `text` and `rows` are both always present,
-/// one of them null (clarification 7), so no composition is needed.
+/// One shape for every format: contract 1.0 "Tools › Read" returns "the
+/// exported text", and for json that is the JSON file as resmon wrote it.
 fn export_output() -> Value {
     object(
         json!({
             "format": {"type": "string"},
-            "text": nullable("The file for bibtex, ris and csv; null for json."),
-            "rows": nullable("For json: one object per paper; null otherwise."),
+            "text": {"type": "string", "description": "The exported file, as resmon wrote it."},
             "count": nullable("Papers exported, as resmon counted them; null if it did not say."),
         }),
-        &["format", "text", "rows", "count"],
+        &["format", "text", "count"],
     )
 }
 
@@ -59,24 +57,7 @@ fn export_references(backend: &mut Backend, args: &Args) -> ToolResult {
         (None, None) => return Err(one_of("Neither exec_id nor doc_ids was given")),
     };
     backend::success(&reply)?;
-    let answer = shape_export(&reply, format)?;
-    // A run's export can be the whole run; past the same bound doc_ids has,
-    // it is a bulk export that belongs in the app (token efficiency is a
-    // contract term), and the answer says how to get the papers instead.
-    let count = answer["count"].as_u64().unwrap_or(0);
-    if count > MAX_DOC_IDS {
-        return Err(ToolError::invalid_argument(
-            "exec_id",
-            format!(
-                "That run has {count} papers, more than the {MAX_DOC_IDS} one export may hold here. \
-                 Export it from the resmon app, or page through get_execution_results and export up \
-                 to {MAX_DOC_IDS} of their ids with doc_ids."
-            ),
-        )
-        .with_detail("count", json!(count))
-        .with_detail("limit", json!(MAX_DOC_IDS)));
-    }
-    Ok(answer)
+    shape_export(&reply, format)
 }
 
 fn one_of(what: &str) -> ToolError {
@@ -105,23 +86,22 @@ fn by_documents(backend: &mut Backend, doc_ids: &Value, format: &str) -> Result<
     backend.send(Method::Post, "/api/export/references", &[], Some(&body))
 }
 
-/// The body is a file (NOTES "Responses that are not JSON objects"): text
-/// for three formats, a JSON array for json.
+/// The body is a file (NOTES "Responses that are not JSON objects"), and the
+/// answer carries it unchanged. A json file must still be a JSON array, and
+/// the other three must not be JSON at all: either mismatch is not the file
+/// that was asked for.
 fn shape_export(reply: &Reply, format: &str) -> ToolResult {
     let header_count =
         reply.header("X-Resmon-Document-Count").and_then(|count| count.trim().parse::<u64>().ok());
     if format == "json" {
-        let rows = reply.json()?;
-        let Some(list) = rows.as_array() else {
-            return Err(backend::unexpected_shape(&reply.route, "an array"));
+        let Value::Array(rows) = reply.json()? else {
+            return Err(backend::unexpected_shape(&reply.route, "a JSON array"));
         };
-        let count = header_count.unwrap_or(list.len() as u64);
-        return Ok(json!({"format": format, "text": null, "rows": rows, "count": count}));
+        let count = header_count.unwrap_or(rows.len() as u64);
+        return Ok(json!({"format": format, "text": reply.text()?, "count": count}));
     }
-    // The three file formats are text; a JSON body here is not the file.
     if reply.header("content-type").is_some_and(|kind| kind.contains("json")) {
         return Err(backend::unexpected_shape(&reply.route, &format!("a {format} file")));
     }
-    let text = reply.text()?;
-    Ok(json!({"format": format, "text": text, "rows": null, "count": header_count}))
+    Ok(json!({"format": format, "text": reply.text()?, "count": header_count}))
 }

@@ -11,8 +11,8 @@ use crate::error::{ToolError, ToolResult};
 pub const GET_ANALYTICS: Tool = Tool {
     name: "get_analytics",
     title: "Corpus analytics",
-    description: "One of resmon's analytics summaries as `data`. Derived numbers are null until \
-        `sufficient` is true; insufficient_reason says why.",
+    description: "One resmon analytics view as `data`; derived numbers stay null until `sufficient` \
+        is true (insufficient_reason says why).",
     input_schema: analytics_input,
     output_schema: analytics_output,
     requires_confirmation: false,
@@ -25,9 +25,8 @@ pub const GET_ANALYTICS: Tool = Tool {
 pub const GET_WATCHDOG_FINDINGS: Tool = Tool {
     name: "get_watchdog_findings",
     title: "Watchdog findings",
-    description: "Problems resmon sees in its sources and routines. severity: broken, unusual, \
-        advice, withdrawn; only broken and unusual are alarms, and an unknown severity is not one. \
-        Relay what_to_do and not_enough_data.",
+    description: "Problems resmon sees in sources and routines. Only severity broken and unusual are \
+        alarms (not advice, withdrawn or unknown ones). Relay what_to_do and not_enough_data.",
     input_schema: watchdog_input,
     output_schema: watchdog_output,
     requires_confirmation: false,
@@ -53,7 +52,7 @@ fn analytics_input() -> Value {
     object(
         json!({
             "view": {"type": "string", "enum": names},
-            "window": {"type": "string", "description": "Sent as given; resmon may ignore it."},
+            "window": {"type": "string", "description": "Passed to resmon as given."},
         }),
         &["view"],
     )
@@ -64,14 +63,14 @@ fn analytics_output() -> Value {
         json!({
             "view": {"type": "string"},
             "data": {"type": "object", "description": "resmon's summary, with sample_size and sufficient."},
-            "window_note": nullable("When a window was given: whether resmon applied it; else null."),
+            "window_note": nullable("When a window was given: what this server did with it; else null."),
         }),
         &["view", "data", "window_note"],
     )
 }
 
 fn watchdog_input() -> Value {
-    object(json!({"include_muted": {"type": "boolean", "description": "Default false."}}), &[])
+    object(json!({"include_muted": {"type": "boolean"}}), &[])
 }
 
 fn watchdog_output() -> Value {
@@ -104,9 +103,12 @@ fn watchdog_output() -> Value {
     )
 }
 
-/// `window` is sent when given (routes.json lists it that way), although no
-/// analytics route reads it (NOTES disagreement 12), so the answer says so
-/// rather than letting a caller believe the data was windowed.
+/// `window` is sent when given (routes.json lists it that way). The analytics
+/// routes of the releases read declare no window (NOTES disagreement 12), so
+/// `data` may well cover everything; the note says only what this server did
+/// with the window, because a claim about what resmon supports would turn
+/// false with a release that adds it (contract 1.0 "Error model": never claim
+/// more than the backend reported).
 fn get_analytics(backend: &mut Backend, args: &Args) -> ToolResult {
     let view = args.required_str("view")?;
     let Some((_, route)) = VIEWS.iter().find(|(name, _)| *name == view) else {
@@ -117,8 +119,8 @@ fn get_analytics(backend: &mut Backend, args: &Args) -> ToolResult {
     let data = backend.get_object(&format!("/api/analytics/{route}"), &query)?;
     let window_note = window.map(|window| {
         format!(
-            "window `{window}` was passed to resmon, but its analytics routes take no window, \
-             so `data` covers resmon's whole record, not that window."
+            "This server passed window `{window}` unchanged to GET /api/analytics/{route} and did not \
+             filter `data` itself; `data` is resmon's answer as it came."
         )
     });
     Ok(json!({"view": view, "data": data, "window_note": window_note}))
@@ -126,7 +128,7 @@ fn get_analytics(backend: &mut Backend, args: &Args) -> ToolResult {
 
 /// resmon always returns muted findings, flagged (NOTES disagreement 13),
 /// so hiding them is this tool's job. Everything else passes through as
-/// resmon sent it (clarification 10), unknown severities included.
+/// resmon sent it (contract-notes 10), unknown severities included.
 fn get_watchdog_findings(backend: &mut Backend, args: &Args) -> ToolResult {
     let include_muted = args.bool("include_muted").unwrap_or(false);
     let query: Vec<(&str, String)> =

@@ -2,16 +2,18 @@
 //! means (contract 1.0 "Watch profiles and the basis of a match"), because a
 //! name match presented as a person's paper is a claim resmon refuses to make.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use super::papers::{self, Authors, IdField};
 use super::routines::parse_json_text;
 use super::{Tool, limit_property, nullable, object, offset_property};
 use crate::args::Args;
 use crate::backend::{self, Backend};
 use crate::error::{ToolError, ToolResult};
 
-/// Profiles are few and the contract gives list_watch_profiles no paging,
-/// but an answer is never unbounded; past this the list says it was cut.
+/// contract 1.0 "Tools › Read" gives list_watch_profiles no paging argument
+/// (adding one would be contract 1.1), while "Safety" wants no answer
+/// unbounded; so the list is cut here and says so with `truncated`.
 const MAX_PROFILES: usize = 200;
 
 /// Profile fields some resmon versions store as JSON text.
@@ -20,9 +22,8 @@ const JSON_FIELDS: [&str; 4] = ["names", "identifiers", "affiliations", "field_h
 pub const LIST_WATCH_PROFILES: Tool = Tool {
     name: "list_watch_profiles",
     title: "List watch profiles",
-    description: "Watched people, institutions and groups: aliases, identifier schemes, ORCID, \
-        affiliations. basis_warning (null only with an ORCID) says matches may rest on the name alone; \
-        repeat it when summarizing.",
+    description: "Watched people, institutions and groups. basis_warning (null only with an ORCID) \
+        says matches may rest on a name alone: repeat it when summarizing.",
     input_schema: list_input,
     output_schema: list_output,
     requires_confirmation: false,
@@ -35,8 +36,8 @@ pub const LIST_WATCH_PROFILES: Tool = Tool {
 pub const GET_WATCH_PROFILE: Tool = Tool {
     name: "get_watch_profile",
     title: "Get a watch profile",
-    description: "One watch profile in full, with its match total, the count per basis and what each \
-        basis means. get_profile_matches lists the papers.",
+    description: "One watch profile whole, with its match total, the count per basis and what each \
+        basis means.",
     input_schema: get_input,
     output_schema: get_output,
     requires_confirmation: false,
@@ -49,8 +50,8 @@ pub const GET_WATCH_PROFILE: Tool = Tool {
 pub const GET_PROFILE_MATCHES: Tool = Tool {
     name: "get_profile_matches",
     title: "Papers matched to a profile",
-    description: "Papers matched to a watch profile, newest first, each with basis, matched_author and \
-        evidence. A name_only match shows the name is on the paper, not that it is this person's.",
+    description: "A profile's matched papers, newest first, with basis, matched_author and evidence. \
+        name_only: the name is on the paper, which may not be this person's.",
     input_schema: matches_input,
     output_schema: matches_output,
     requires_confirmation: false,
@@ -142,32 +143,23 @@ fn get_output() -> Value {
 }
 
 fn matches_output() -> Value {
-    let row = object(
-        json!({
-            "id": {"type": "integer", "description": "Stored document id; usable as doc_id."},
-            "title": {"type": "string"},
-            "date": nullable("Publication date, or null."),
-            "source": {"type": "string"},
-            "doi": nullable("DOI, or null."),
-            "url": nullable("Link, or null."),
-            "basis": {"type": "string", "description": "identifier, name+affiliation or name_only."},
-            "matched_author": {"type": "string", "description": "The author string on the paper that matched."},
-            "evidence": nullable("What backed the match (e.g. the ORCID or affiliation seen), or null for a name alone."),
-            "first_seen_at": nullable("When resmon first saw the paper."),
-        }),
-        &[
-            "id",
-            "title",
-            "date",
-            "source",
-            "doi",
-            "url",
-            "basis",
+    // The shared paper row without an author list: resmon's match rows carry
+    // only the author that matched (papers::Authors::IfGiven).
+    let mut row = papers::paper_schema(Authors::IfGiven);
+    for (name, property) in [
+        ("basis", json!({"type": "string", "description": "identifier, name+affiliation or name_only."})),
+        (
             "matched_author",
+            json!({"type": "string", "description": "The author string on the paper that matched."}),
+        ),
+        (
             "evidence",
-            "first_seen_at",
-        ],
-    );
+            nullable("What backed the match (e.g. the ORCID or affiliation seen), or null for a name alone."),
+        ),
+        ("first_seen_at", nullable("When resmon first saw the paper.")),
+    ] {
+        papers::add_field(&mut row, name, property, true);
+    }
     object(
         json!({
             "profile_id": {"type": "integer"},
@@ -237,7 +229,7 @@ fn list_row(profile: &Value) -> Value {
 }
 
 /// The profile with its JSON-text fields decoded and `basis_warning` always
-/// present (clarification 8).
+/// present (contract-notes 8).
 fn decoded_profile(profile: &Value) -> Value {
     let mut out = profile.as_object().cloned().unwrap_or_default();
     for name in JSON_FIELDS {
@@ -327,7 +319,9 @@ fn get_profile_matches(backend: &mut Backend, args: &Args) -> ToolResult {
         // A match without its paper's id cannot be explained or exported.
         backend::require_fields(&format!("GET {route}"), row, &[("document_id", backend::Kind::Integer)])?;
     }
-    let matches: Vec<Value> = rows.iter().map(match_row).collect();
+    let Some(matches) = rows.iter().map(match_row).collect::<Option<Vec<Value>>>() else {
+        return Err(backend::unexpected_shape(&format!("GET {route}"), "matches carrying their document_id"));
+    };
     let has_more = (offset as u64) + (matches.len() as u64) < total.as_u64().unwrap_or(0);
     Ok(json!({
         "profile_id": id,
@@ -341,25 +335,18 @@ fn get_profile_matches(backend: &mut Backend, args: &Args) -> ToolResult {
     }))
 }
 
-/// The paper in compact form with its basis beside it: the match rows carry
-/// no author list, so none is claimed (only the author that matched).
-fn match_row(row: &Value) -> Value {
-    let field = |name: &str| row.get(name).cloned().unwrap_or(Value::Null);
-    let mut out = Map::new();
-    out.insert("id".into(), field("document_id"));
-    out.insert("title".into(), json!(row.get("title").and_then(Value::as_str).unwrap_or("")));
-    out.insert("date".into(), field("publication_date"));
-    out.insert("source".into(), json!(row.get("source_repository").and_then(Value::as_str).unwrap_or("")));
-    out.insert("doi".into(), field("doi"));
-    out.insert("url".into(), field("url"));
+/// The shared paper row with the match's basis beside it; None without the
+/// corpus id the row promises.
+fn match_row(row: &Value) -> Option<Value> {
+    let mut out = papers::paper(row, IdField::DocumentId, Authors::IfGiven)?;
     out.insert("basis".into(), json!(row.get("basis").and_then(Value::as_str).unwrap_or("name_only")));
     out.insert(
         "matched_author".into(),
         json!(row.get("matched_author").and_then(Value::as_str).unwrap_or("")),
     );
     out.insert("evidence".into(), parse_json_text(row.get("evidence")));
-    out.insert("first_seen_at".into(), field("first_seen_at"));
-    Value::Object(out)
+    out.insert("first_seen_at".into(), row.get("first_seen_at").cloned().unwrap_or(Value::Null));
+    Some(Value::Object(out))
 }
 
 #[cfg(test)]
@@ -394,7 +381,8 @@ mod tests {
     #[test]
     fn evidence_text_is_decoded() {
         let row = match_row(&json!({"document_id": 1, "basis": "identifier", "matched_author": "A",
-                                    "evidence": "{\"orcid\": \"0000-0002-1825-0097\"}"}));
+                                    "evidence": "{\"orcid\": \"0000-0002-1825-0097\"}"}))
+        .unwrap();
         assert_eq!(row["evidence"], json!({"orcid": "0000-0002-1825-0097"}));
         assert_eq!(row["id"], json!(1));
     }

@@ -23,8 +23,8 @@ const CHANNELS: [&str; 4] = ["email", "folder", "webhook", "feed"];
 pub const LIST_ROUTINES: Tool = Tool {
     name: "list_routines",
     title: "List routines",
-    description: "Saved routines (scheduled searches): schedule, sources, keywords, active flag, last run, and \
-        missed_fires (fires due while resmon was closed). Use get_routine for one in full.",
+    description: "Saved scheduled searches: schedule, sources, keywords, is_active, last run, \
+        missed_fires (fires due while resmon was closed).",
     input_schema: list_input,
     output_schema: list_output,
     requires_confirmation: false,
@@ -37,9 +37,8 @@ pub const LIST_ROUTINES: Tool = Tool {
 pub const GET_ROUTINE: Tool = Tool {
     name: "get_routine",
     title: "Get a routine",
-    description: "One routine in full: parameters, flags, missed fires, a coverage audit of its results \
-        against its intent (counts are totals), and a delivery summary: destinations per channel and \
-        the last delivery's state.",
+    description: "One routine whole, with missed fires, an audit of results against its intent \
+        (counts are totals) and delivery: destinations per channel, last delivery's state.",
     input_schema: get_input,
     output_schema: get_output,
     requires_confirmation: false,
@@ -149,7 +148,7 @@ fn get_output() -> Value {
             "coverage_unavailable": nullable("Why coverage is null; null when it is present."),
             // Optional on purpose: contract 1.0 "A routine's delivery and coverage"
             // leaves the key off when resmon cannot answer the deliveries route,
-            // which overrides clarification 7's always-present rule here.
+            // which overrides contract-notes 7's always-present rule here.
             "delivery": delivery_schema(),
             "delivery_unavailable": nullable("Why delivery is left off (resmon could not give it); null when present."),
         }),

@@ -15,26 +15,10 @@ pub fn object(properties: Value, required: &[&str]) -> Value {
     Value::Object(schema)
 }
 
-/// A property that is always present but may be null (clarification 7): it
+/// A property that is always present but may be null (contract-notes 7): it
 /// names no `type`, so it stays portable and accepts null and a value alike.
 pub fn nullable(description: &str) -> Value {
     json!({"description": description})
-}
-
-/// The compact paper every list of papers uses (contract 1.0 "Tools › Read").
-pub fn paper_schema() -> Value {
-    object(
-        json!({
-            "id": {"type": "integer", "description": "Stored document id; usable as doc_id."},
-            "title": {"type": "string"},
-            "authors": {"type": "array", "items": {"type": "string"}},
-            "date": nullable("Publication date as resmon stores it (usually YYYY-MM-DD), or null."),
-            "source": {"type": "string", "description": "Source slug, e.g. arxiv."},
-            "doi": nullable("DOI, or null."),
-            "url": nullable("Link to the paper, or null."),
-        }),
-        &["id", "title", "authors", "date", "source", "doi", "url"],
-    )
 }
 
 /// A page size: 25 unless given, larger values clamped to 100 by the handler.
@@ -42,6 +26,15 @@ pub fn limit_property() -> Value {
     json!({"type": "integer", "minimum": 1, "description": "Default 25, max 100."})
 }
 
+/// A page offset. Its default of 0 goes without saying, so it is not said:
+/// every byte of an input schema is paid in every conversation (contract-notes 14).
 pub fn offset_property() -> Value {
-    json!({"type": "integer", "minimum": 0, "description": "Default 0."})
+    json!({"type": "integer", "minimum": 0})
+}
+
+/// The input schema of a tool that takes no arguments. The closed root says
+/// so outright, which clients that make schemas strict need (the OpenAI
+/// Agents SDK gives up on `properties: {}` alone); contract-notes 22.
+pub fn no_arguments() -> Value {
+    json!({"type": "object", "properties": {}, "additionalProperties": false})
 }

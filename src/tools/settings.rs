@@ -17,8 +17,8 @@ use crate::settings_policy as policy;
 pub const UPDATE_SETTINGS: Tool = Tool {
     name: "update_settings",
     title: "Change resmon settings",
-    description: "Changes resmon app settings in one group. Only 20 keys (models, limits, retention, notifications) \
-        are writable; credentials and routing keys are refused. Answers a before/after diff.",
+    description: "Changes settings in one group (only the 20 keys named under `settings`) and \
+        answers with a before/after diff.",
     input_schema: update_settings_input,
     output_schema: update_settings_output,
     requires_confirmation: true,
@@ -39,10 +39,12 @@ fn update_settings_input() -> Value {
                 "type": "object",
                 // Naming the keys here spares a model guessing its way through
                 // refusals; the list is the policy's own, so it cannot drift.
-                "description": format!(
-                    "Key: text value (on/off keys: \"true\"/\"false\"). Writable: {}.",
-                    policy::WRITABLE.join(", ")
-                ),
+                "description": format!("Writable: {}.", policy::WRITABLE.join(", ")),
+                // The values, declared, so that a client which closes every
+                // object without `additionalProperties` (Pydantic AI's OpenAI
+                // transformer) keeps this map open. No `type` list: a value is
+                // text or a JSON boolean (contract-notes 12 and 22).
+                "additionalProperties": {"description": "Text, or true/false for on/off keys."},
             },
         }),
         &["group", "settings"],

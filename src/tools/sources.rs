@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Tool, nullable, object};
+use super::{Tool, no_arguments, nullable, object};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::ToolResult;
@@ -11,9 +11,8 @@ use crate::error::ToolResult;
 pub const LIST_SOURCES: Tool = Tool {
     name: "list_sources",
     title: "List sources",
-    description: "The sources resmon can search: slug (use in sources), name, coverage, whether a key \
-        is required, and the key's status by alias (present, absent, unreadable; null if unknown). \
-        Never a key value.",
+    description: "Searchable sources: slug (for `sources`), name, coverage, whether a key is needed, \
+        and the stored key's status by alias (never its value).",
     input_schema: sources_input,
     output_schema: sources_output,
     requires_confirmation: false,
@@ -26,7 +25,7 @@ pub const LIST_SOURCES: Tool = Tool {
 const CATALOG: &str = "/api/repositories/catalog";
 
 fn sources_input() -> Value {
-    object(json!({}), &[])
+    no_arguments()
 }
 
 fn sources_output() -> Value {

@@ -11,9 +11,8 @@ use crate::identity;
 pub const HEALTH: Tool = Tool {
     name: "health",
     title: "resmon health",
-    description: "Is resmon running and reachable? Returns its release, schema, scheduler and daemon \
-        state, and identity.runtime_id: pass that as expected_runtime_id to pin later calls to this \
-        same running app.",
+    description: "Is resmon running? Release, schema, scheduler and daemon state, and \
+        identity.runtime_id: pass it as expected_runtime_id to pin a later call to this app.",
     input_schema: health_input,
     output_schema: health_output,
     requires_confirmation: false,
@@ -27,7 +26,7 @@ fn health_input() -> Value {
     object(
         json!({"expected_runtime_id": {
             "type": "string",
-            "description": "runtime_id from an earlier health; instance_mismatch if another process answers."
+            "description": "runtime_id from health; another app answers instance_mismatch."
         }}),
         &[],
     )

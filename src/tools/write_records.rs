@@ -25,8 +25,8 @@ const UNCITED_ORCID: &str = "Given in a conversation through resmon's MCP tools;
 pub const CREATE_ROUTINE: Tool = Tool {
     name: "create_routine",
     title: "Create a routine",
-    description: "Saves a recurring search, or with entity a watch on a person. Created inactive: nothing runs \
-        until activate_routine. Repeat any entity_warning.",
+    description: "Saves a recurring search (with entity: a watch on a person), inactive until \
+        activate_routine. Repeat any entity_warning.",
     input_schema: create_routine_input,
     output_schema: create_routine_output,
     requires_confirmation: true,
@@ -42,8 +42,8 @@ pub const CREATE_ROUTINE: Tool = Tool {
 pub const CREATE_WATCH_PROFILE: Tool = Tool {
     name: "create_watch_profile",
     title: "Create a watch profile",
-    description: "Saves a person to watch for. Without an ORCID, matches are by name only: repeat basis_warning. \
-        Its id is create_routine's entity.profile_id.",
+    description: "Saves a person to watch. Without an ORCID no match rests on an identifier: repeat \
+        basis_warning. Its id is create_routine's entity.profile_id.",
     input_schema: create_watch_profile_input,
     output_schema: create_watch_profile_output,
     requires_confirmation: true,
@@ -56,8 +56,8 @@ pub const CREATE_WATCH_PROFILE: Tool = Tool {
 pub const ACTIVATE_ROUTINE: Tool = Tool {
     name: "activate_routine",
     title: "Activate a routine",
-    description: "Puts a routine on resmon's schedule on this machine: it will run by itself at its \
-        schedule from now on. Safe to repeat.",
+    description: "Puts a routine on this machine's schedule: from now on it runs by itself. Safe to \
+        repeat.",
     input_schema: routine_id_input,
     output_schema: switch_output,
     requires_confirmation: true,
@@ -71,8 +71,8 @@ pub const ACTIVATE_ROUTINE: Tool = Tool {
 pub const DEACTIVATE_ROUTINE: Tool = Tool {
     name: "deactivate_routine",
     title: "Deactivate a routine",
-    description: "Takes a routine off resmon's schedule; nothing is deleted and run_routine can still run \
-        it on request. Safe to repeat.",
+    description: "Takes a routine off the schedule, deleting nothing; run_routine still runs it on \
+        request. Safe to repeat.",
     input_schema: routine_id_input,
     output_schema: switch_output,
     requires_confirmation: true,

@@ -15,8 +15,8 @@ const DEFAULT_MAX_RESULTS: i64 = 50;
 pub const RUN_SWEEP: Tool = Tool {
     name: "run_sweep",
     title: "Run a one-off search",
-    description: "Searches the named sources now; new papers join the corpus. Returns execution_id at once: \
-        poll get_execution. A run can end `interrupted` (app closed mid-run), which is not `failed`.",
+    description: "Searches the named sources now, adding new papers to the corpus; returns execution_id \
+        at once for get_execution. A run may end `interrupted` (app closed mid-run), not `failed`.",
     input_schema: run_sweep_input,
     output_schema: run_sweep_output,
     requires_confirmation: true,
@@ -31,9 +31,8 @@ pub const RUN_SWEEP: Tool = Tool {
 pub const RUN_ROUTINE: Tool = Tool {
     name: "run_routine",
     title: "Run a routine now",
-    description: "Runs a saved routine once, now, even if inactive. Read `queued` first: true means \
-        resmon is at its run limit and will start it itself (execution_id null); otherwise poll \
-        execution_id with get_execution.",
+    description: "Runs a saved routine now, even if inactive. Read `queued` first: true means resmon \
+        is at its run limit and starts it itself later (execution_id null).",
     input_schema: run_routine_input,
     output_schema: run_routine_output,
     requires_confirmation: true,
@@ -175,7 +174,7 @@ fn run_routine(backend: &mut Backend, args: &Args) -> ToolResult {
 }
 
 /// Started (200) and queued (202) share one shape whose nullable fields are
-/// always present (clarification 7); `queued` is decided by the status as well
+/// always present (contract-notes 7); `queued` is decided by the status as well
 /// as the body, so a queued run can never be read as started.
 fn run_answer(routine_id: i64, accepted_later: bool, answer: &Value) -> Value {
     let queued = accepted_later || answer.get("queued").and_then(Value::as_bool) == Some(true);

@@ -79,6 +79,9 @@ fn render(tools: &[Value]) -> String {
                 if let Some(max) = schema["maxItems"].as_u64() {
                     notes = format!("{notes} (at most {max} entries)").trim().to_string();
                 }
+                if let Some(values) = schema["additionalProperties"]["description"].as_str() {
+                    notes = format!("{notes} Values: {values}").trim().to_string();
+                }
                 out.push_str(&format!(
                     "| `{argument}` | {} | {} | {} |\n",
                     cell(&type_of(schema)),

@@ -13,8 +13,10 @@ mod protocol;
 mod envelope;
 // Discovery, the HTTP client's rules, the error model, health and the CLI.
 mod spine;
-// The listing: counts, flags, schema portability, context budget.
+// The listing: counts, flags, schema portability and clients' rewriting.
 mod surface;
+// The context budgets: the listing, and search pages on short and realistic rows.
+mod budgets;
 // Read tools: corpus, documents, sources, analytics, watchdog, exports.
 mod reads_corpus;
 // Read tools: routines, executions, watch profiles.

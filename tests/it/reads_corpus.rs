@@ -111,11 +111,6 @@ fn search_corpus_keyword_sends_newest_and_answers_compact_papers_with_a_cursor()
     );
     assert!(answer["papers"][0].get("distance").is_none(), "keyword papers carry no distance");
 
-    // Clarification 14: the whole answer for a page of 25 papers is a hard 6 KB limit.
-    let page = answer.to_string();
-    assert!(page.len() <= 6 * 1024, "a 25-paper page takes {} bytes", page.len());
-    println!("25-paper keyword page: {} bytes", page.len());
-
     let cursor = answer["next_cursor"].as_str().expect("a first page has a cursor").to_string();
     let (second, sent) = rig.ok("search_corpus", json!({"query": "synthetic", "cursor": cursor}));
     assert_eq!(
@@ -204,7 +199,7 @@ fn search_corpus_a_declined_ranking_is_answered_as_keyword_with_the_reason() {
 }
 
 #[test]
-fn search_corpus_shortens_long_author_lists_and_drops_everything_else() {
+fn search_corpus_cuts_long_author_lists_without_inventing_an_author() {
     let mut rig = rig();
     let names: Vec<String> = (1..=9).map(|n| format!("Person {n}")).collect();
     let row = json!({"id": 5, "source_repository": "openalex", "external_id": "W1", "doi": null,
@@ -218,16 +213,52 @@ fn search_corpus_shortens_long_author_lists_and_drops_everything_else() {
     let (answer, _) = rig.ok("search_corpus", json!({"query": "collaboration"}));
     assert_eq!(
         answer["papers"][0],
-        json!({"id": 5, "title": "Big collaboration",
-               "authors": ["Person 1", "Person 2", "Person 3", "Person 4", "Person 5", "Person 6", "et al."],
-               "date": "2026", "source": "openalex", "doi": null, "url": null})
+        json!({"id": 5, "title": "Big collaboration", "authors": ["Person 1", "Person 2"],
+               "authors_total": 9, "date": "2026", "source": "openalex", "doi": null, "url": null})
     );
+    assert!(!answer.to_string().contains("et al"), "no name that is not an author");
     assert_eq!(answer["papers"][1]["authors"], json!([]));
+    assert!(answer["papers"][1].get("authors_total").is_none(), "only a cut list is counted");
+}
+
+#[test]
+fn every_tool_that_lists_papers_cuts_authors_the_same_way() {
+    let mut rig = rig();
+    let many = (1..=8).map(|n| format!("Member {n}")).collect::<Vec<_>>().join(", ");
+    let expected = json!(["Member 1", "Member 2"]);
+    let doc = json!({"id": 801, "source_repository": "arxiv", "title": "Team paper", "authors": many,
+        "publication_date": "2026-09-20", "doi": null, "url": null, "distance": 0.2});
+    let search = json!({"results": [doc], "next_cursor": null, "has_more": false, "total": 1,
+        "total_is_capped": false, "sort": "similarity", "ranked_count": 1, "unranked_count": 0, "model": "m"});
+    rig.fake.override_response("POST", "/api/explorer/search", 200, &[], &search.to_string());
+    let similar = json!({"document_id": 802, "model": "m", "neighbours": [doc], "reason": null});
+    rig.fake.override_response("GET", "/api/documents/802/similar", 200, &[], &similar.to_string());
+    let record = json!([{"id": 801, "title": "Team paper", "authors": many, "publication_date": "2026-09-20",
+        "doi": null, "url": null, "source_repository": "arxiv", "external_id": "x", "categories": null,
+        "abstract": null}]);
+    rig.fake.override_response("GET", "/api/executions/119/references", 200, &[], &record.to_string());
+    let answers = [
+        rig.ok("search_corpus", json!({"query": "team", "mode": "semantic"})).0["papers"][0].clone(),
+        rig.ok("find_similar", json!({"doc_id": 802})).0["papers"][0].clone(),
+        rig.ok("get_execution_results", json!({"exec_id": 119})).0["papers"][0].clone(),
+    ];
+    for paper in &answers {
+        assert_eq!(
+            (paper["authors"].clone(), paper["authors_total"].clone()),
+            (expected.clone(), json!(8)),
+            "{paper}"
+        );
+    }
+    assert_eq!(answers[0]["distance"], answers[1]["distance"]);
 }
 
 #[test]
 fn search_corpus_refuses_an_offset_and_bad_arguments_before_sending() {
     let mut rig = rig();
+    let listed = rig.session.request("tools/list", json!({}));
+    let search =
+        listed["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "search_corpus").unwrap();
+    assert!(search["inputSchema"]["properties"].get("offset").is_none(), "offset is not advertised");
     let error = rig.refused("search_corpus", json!({"query": "graph", "offset": 25}), "offset");
     let message = error["message"].as_str().unwrap();
     assert!(message.contains("next_cursor") && message.contains("`cursor`"), "{message}");
@@ -316,7 +347,13 @@ fn find_similar_sends_k_and_answers_neighbours_with_distances() {
     assert!(!ids(&answer["papers"]).contains(&801), "the paper itself is not its own neighbour");
     let distances: Vec<f64> = papers.iter().map(|p| p["distance"].as_f64().unwrap()).collect();
     assert!(distances.windows(2).all(|w| w[0] <= w[1]), "{distances:?}");
-    let keys: Vec<&str> = papers[0].as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = papers[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .filter(|key| *key != "authors_total")
+        .collect();
     assert_eq!(keys, ["id", "title", "authors", "date", "source", "doi", "url", "distance"]);
     assert!(papers[0]["authors"].is_array());
 
@@ -581,13 +618,22 @@ fn get_analytics_maps_each_view_to_its_route_and_answers_the_body_as_data() {
 }
 
 #[test]
-fn get_analytics_sends_a_window_and_says_resmon_does_not_apply_it() {
+fn get_analytics_sends_a_window_and_says_only_what_this_server_did_with_it() {
     let mut rig = rig();
     let (answer, sent) = rig.ok("get_analytics", json!({"view": "sources", "window": "30d"}));
     let request = only(&sent);
     assert_eq!(request.path, "/api/analytics/source-contribution");
     assert_eq!(pairs(request), [("window", "30d")]);
-    assert!(answer["window_note"].as_str().unwrap().contains("30d"), "{answer}");
+    let note = answer["window_note"].as_str().unwrap();
+    assert!(note.contains("`30d`") && note.contains("/api/analytics/source-contribution"), "{note}");
+    assert!(note.starts_with("This server passed"), "the note is about this server: {note}");
+    // Nothing about what resmon does or does not support, which a newer
+    // release could make false.
+    for claim in
+        ["take no", "takes no", "ignore", "support", "does not apply", "whole record", "not that window"]
+    {
+        assert!(!note.contains(claim), "{claim:?} claims something about resmon: {note}");
+    }
     assert_eq!(answer["data"], fixture("analytics/source-contribution.json"));
 }
 
@@ -690,18 +736,22 @@ fn export_references_by_execution_sends_only_the_format() {
     assert_eq!((request.method.as_str(), request.path.as_str()), ("GET", "/api/executions/119/references"));
     assert_eq!(pairs(request), [("format", "bibtex")]);
     assert_eq!(answer["format"], "bibtex");
-    assert_eq!(answer["rows"], Value::Null);
     assert_eq!(answer["count"], 12);
     let text = answer["text"].as_str().unwrap();
     assert!(text.starts_with('@'), "{text}");
     assert_eq!(text.matches("\n@").count() + 1, 12);
+    let mut keys: Vec<&str> = answer.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["count", "format", "text"], "one shape for every format");
 
     let (answer, sent) =
         rig.ok("export_references", json!({"exec_id": corpus::EXEC_RESTARTED, "format": "json"}));
     assert_eq!(pairs(only(&sent)), [("format", "json")]);
-    assert_eq!(answer["text"], Value::Null);
     assert_eq!(answer["count"], 12);
-    let rows = answer["rows"].as_array().unwrap();
+    // The exported text for json too: the file exactly as resmon wrote it.
+    let text = answer["text"].as_str().expect("json exports answer text, never null");
+    assert!(text.starts_with("[\n  {\n"), "resmon's own indented file, unchanged: {text}");
+    let rows: Vec<Value> = serde_json::from_str(text).unwrap();
     assert_eq!(rows.len(), 12);
     assert!(rows[0]["title"].is_string() && rows[0]["source_repository"].is_string());
     assert!(rows[0].get("id").is_none(), "the export asks for no ids");
@@ -720,14 +770,14 @@ fn export_references_by_documents_posts_the_ids() {
     assert!(request.query_pairs.is_empty());
     assert_eq!(request.json().unwrap(), json!({"document_ids": [801, 805], "format": "ris"}));
     assert_eq!(answer["count"], 2);
-    assert_eq!(answer["rows"], Value::Null);
     let text = answer["text"].as_str().unwrap();
     assert_eq!(text.matches("ER  - ").count(), 2, "{text}");
 
     let (answer, sent) = rig.ok("export_references", json!({"doc_ids": [802], "format": "json"}));
     assert_eq!(only(&sent).json().unwrap(), json!({"document_ids": [802], "format": "json"}));
-    assert_eq!(answer["rows"].as_array().unwrap().len(), 1);
-    assert_eq!(answer["rows"][0]["external_id"], "2609.90002");
+    let rows: Value = serde_json::from_str(answer["text"].as_str().unwrap()).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 1);
+    assert_eq!(rows[0]["external_id"], "2609.90002");
 
     // An id resmon does not have is skipped by resmon; the count says so.
     let (answer, _) = rig.ok("export_references", json!({"doc_ids": [801, 99999], "format": "bibtex"}));
@@ -746,8 +796,6 @@ fn export_references_needs_exactly_one_of_exec_id_and_doc_ids() {
         assert_eq!(error["detail"]["arguments"], json!(["exec_id", "doc_ids"]));
     }
     rig.refused("export_references", json!({"doc_ids": [], "format": "bibtex"}), "doc_ids");
-    let many: Vec<i64> = (1..=201).collect();
-    rig.refused("export_references", json!({"doc_ids": many, "format": "bibtex"}), "doc_ids");
     rig.refused("export_references", json!({"exec_id": 119}), "format");
     rig.refused("export_references", json!({"exec_id": 119, "format": "xml"}), "format");
     rig.refused("export_references", json!({"doc_ids": ["801"], "format": "ris"}), "doc_ids[0]");
@@ -794,7 +842,8 @@ fn export_references_through_the_cli() {
         &env_for(&fake),
     );
     assert_eq!(code, Some(0), "{output}");
-    assert_eq!(answer["rows"].as_array().unwrap().len(), 5);
+    let rows: Value = serde_json::from_str(answer["text"].as_str().unwrap()).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 5);
     assert_eq!(answer["count"], 5);
     let (code, error, _) = cli_call("export_references", json!({"format": "json"}), &env_for(&fake));
     assert_eq!(code, Some(1));
@@ -803,29 +852,60 @@ fn export_references_through_the_cli() {
 }
 
 #[test]
-fn export_references_refuses_a_run_larger_than_one_export_may_hold() {
-    let dir = crate::harness::TempDir::new();
-    let fake = crate::fake_backend::FakeBackend::start(dir.path());
-    fake.override_response(
+fn export_references_has_no_cap_of_its_own() {
+    let mut rig = rig();
+    // A long list of ids goes to resmon as it is: another 1.0 server would
+    // accept it, and refusing it would narrow the contract.
+    let many: Vec<i64> = (1..=1_000).collect();
+    let (answer, sent) = rig.ok("export_references", json!({"doc_ids": many, "format": "bibtex"}));
+    assert_eq!(only(&sent).json().unwrap()["document_ids"].as_array().unwrap().len(), 1_000);
+    assert_eq!(answer["count"], corpus::DOC_COUNT, "the stored ones among them, as resmon counted");
+
+    // A run's export of 250 papers is answered whole, in every format.
+    let entries: Vec<String> =
+        (1..=250).map(|n| format!("@misc{{paper{n},\n  title = {{Paper {n}}}\n}}\n")).collect();
+    rig.fake.override_response(
         "GET",
         "/api/executions/115/references",
         200,
-        &[("Content-Type", "text/plain; charset=utf-8"), ("X-Resmon-Document-Count", "250")],
-        "@article{a, title={Synthetic}}\n",
+        &[("Content-Type", "application/x-bibtex"), ("X-Resmon-Document-Count", "250")],
+        &entries.join("\n"),
     );
-    let mut session = crate::harness::Session::initialized(&crate::harness::env_for(&fake));
-    let error = tool_error(&session.call("export_references", json!({"exec_id": 115, "format": "bibtex"})));
-    assert_eq!(error["error"], "invalid_argument");
-    assert_eq!(error["detail"]["count"], 250);
-    assert!(error["message"].as_str().unwrap().contains("get_execution_results"), "{error}");
+    let (answer, _) = rig.ok("export_references", json!({"exec_id": 115, "format": "bibtex"}));
+    assert_eq!(answer["count"], 250);
+    assert_eq!(answer["text"].as_str().unwrap().matches("@misc{").count(), 250);
+    let rows: Vec<Value> =
+        (1..=250).map(|n| json!({"title": format!("Paper {n}"), "authors": null})).collect();
+    let file = serde_json::to_string_pretty(&rows).unwrap();
+    rig.fake.override_response(
+        "GET",
+        "/api/executions/115/references",
+        200,
+        &[("Content-Type", "application/json"), ("X-Resmon-Document-Count", "250")],
+        &file,
+    );
+    let (answer, _) = rig.ok("export_references", json!({"exec_id": 115, "format": "json"}));
+    assert_eq!(
+        (answer["count"].clone(), answer["text"].clone()),
+        (json!(250), json!(file)),
+        "the file unchanged"
+    );
+}
+
+#[test]
+fn export_references_refuses_a_body_that_is_not_the_file_asked_for() {
+    let mut rig = rig();
     // A JSON body where a bibtex file was asked for is not the file.
-    fake.override_response(
+    rig.fake.override_response(
         "GET",
         "/api/executions/115/references",
         200,
         &[("Content-Type", "application/json")],
         "{}",
     );
-    let error = tool_error(&session.call("export_references", json!({"exec_id": 115, "format": "bibtex"})));
+    let (error, _) = rig.err("export_references", json!({"exec_id": 115, "format": "bibtex"}));
+    assert_eq!(error["error"], "upstream_error");
+    // Nor is a JSON object where the json file (an array) was.
+    let (error, _) = rig.err("export_references", json!({"exec_id": 115, "format": "json"}));
     assert_eq!(error["error"], "upstream_error");
 }

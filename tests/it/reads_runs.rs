@@ -525,40 +525,41 @@ fn get_execution_returns_the_row_whole_with_identity_beside_it() {
         (json!("answered_in_part"), json!(true))
     );
     assert_eq!(answer["dedup_cross_source"], 2, "the rest of the row passes through");
-    assert!(answer.get("progress_events").is_none());
-    assert_eq!(
-        (answer["progress_event_count"].clone(), answer["recent_progress_events"].clone()),
-        (json!(0), json!([]))
-    );
+    assert_eq!(answer.get("progress_events"), Some(&Value::Null), "resmon keeps none for this run");
+    for invented in ["progress_event_count", "recent_progress_events"] {
+        assert!(answer.get(invented).is_none(), "{invented} is not part of the row");
+    }
 
     let interrupted = ok(&mut session, "get_execution", json!({"exec_id": 118}));
     assert_eq!(interrupted["status"], "interrupted");
     assert_eq!(interrupted["interrupted_reason"], "owner_dead");
     assert_eq!(interrupted["restarted_into"], json!([119]));
-    assert_eq!(interrupted["progress_event_count"], 1);
-    assert_eq!(interrupted["recent_progress_events"][0]["stage"], "searching");
+    let stored = fake.state().execution(118).unwrap()["progress_events"].clone();
+    let stored: Value = serde_json::from_str(stored.as_str().unwrap()).unwrap();
+    assert_eq!(interrupted["progress_events"], stored, "the log as resmon keeps it, decoded");
+    assert_eq!(interrupted["progress_events"][0]["stage"], "searching");
 }
 
 #[test]
-fn get_execution_keeps_only_the_tail_of_a_long_progress_log() {
+fn get_execution_returns_a_long_progress_log_whole() {
     let (_dir, fake, mut session) = started();
+    let events: Vec<Value> =
+        (0..400).map(|n| json!({"type": "progress", "n": n, "pad": "x".repeat(50)})).collect();
     {
         let mut state = fake.state();
-        let events: Vec<Value> =
-            (0..400).map(|n| json!({"type": "progress", "n": n, "pad": "x".repeat(50)})).collect();
         let run = state.executions.iter_mut().find(|e| e["id"] == json!(121)).unwrap();
-        run["progress_events"] = json!(Value::Array(events).to_string());
+        run["progress_events"] = json!(Value::Array(events.clone()).to_string());
     }
     let answer = ok(&mut session, "get_execution", json!({"exec_id": 121}));
-    assert_eq!(answer["progress_event_count"], 400);
-    let recent: Vec<i64> = answer["recent_progress_events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["n"].as_i64().unwrap())
-        .collect();
-    assert_eq!(recent, vec![397, 398, 399]);
-    assert!(answer.to_string().len() < 6000, "the log did not come along");
+    assert_eq!(answer["progress_events"], Value::Array(events), "every event, in order");
+
+    // A log resmon sends as JSON rather than text, or as text that is not
+    // JSON, comes back as it came.
+    for kept in [json!([{"stage": "done"}]), json!("not a JSON log")] {
+        fake.state().executions.iter_mut().find(|e| e["id"] == json!(121)).unwrap()["progress_events"] =
+            kept.clone();
+        assert_eq!(ok(&mut session, "get_execution", json!({"exec_id": 121}))["progress_events"], kept);
+    }
 }
 
 #[test]
@@ -947,6 +948,7 @@ fn get_profile_matches_rows_carry_basis_author_and_evidence() {
     );
     assert_eq!(first["title"], "Synthetic graph attention with 50% fewer parameters & under_scores");
     assert_eq!((first["source"].clone(), first["date"].clone()), (json!("arxiv"), json!("2026-09-12")));
+    assert!(first.get("authors").is_none(), "resmon's match rows carry no author list, so none is claimed");
     assert_eq!(answer["has_more"], true);
     assert!(answer["total"].as_i64().unwrap() > 4);
     assert_eq!(answer["by_basis"]["identifier"], 3);
@@ -991,6 +993,50 @@ fn get_profile_matches_errors_and_refusals() {
     refused(&fake, &mut session, "get_profile_matches", json!({"limit": 5}), "profile_id");
     fake.override_response("GET", "/api/profiles/5/matches", 200, &json_header(), r#"{"matches": []}"#);
     assert_eq!(err(&mut session, "get_profile_matches", json!({"profile_id": 5}))["error"], "upstream_error");
+    let idless =
+        r#"{"matches": [{"basis": "name_only", "title": "T"}], "total": 1, "by_basis": {"name_only": 1}}"#;
+    fake.override_response("GET", "/api/profiles/5/matches", 200, &json_header(), idless);
+    assert_eq!(
+        err(&mut session, "get_profile_matches", json!({"profile_id": 5}))["error"],
+        "upstream_error",
+        "a match without its document id is not a paper the caller can use"
+    );
+}
+
+#[test]
+fn profile_matches_use_the_shared_paper_row_and_its_author_cut() {
+    let (_dir, fake, mut session) = started();
+    // Should resmon send the paper's authors with a match, they are cut as
+    // every other paper row's are.
+    let row = json!({"document_id": 801, "basis": "name_only", "matched_author": "Person 2",
+        "authors": "Person 1, Person 2, Person 3, Person 4, Person 5",
+        "evidence": null, "first_seen_at": "2026-09-21 08:03:30", "title": "T", "source_repository": "arxiv",
+        "doi": null, "url": null, "publication_date": "2026-09-20"});
+    let body = json!({"matches": [row], "total": 1, "by_basis": {"name_only": 1}});
+    fake.override_response("GET", "/api/profiles/5/matches", 200, &json_header(), &body.to_string());
+    let answer = ok(&mut session, "get_profile_matches", json!({"profile_id": 5}));
+    let first = &answer["matches"][0];
+    assert_eq!(first["authors"], json!(["Person 1", "Person 2"]));
+    assert_eq!(first["authors_total"], 5);
+    let mut keys: Vec<&str> = first.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "authors",
+            "authors_total",
+            "basis",
+            "date",
+            "doi",
+            "evidence",
+            "first_seen_at",
+            "id",
+            "matched_author",
+            "source",
+            "title",
+            "url"
+        ]
+    );
 }
 
 #[test]

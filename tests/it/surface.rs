@@ -1,6 +1,7 @@
 //! The tool listing as a client sees it: the contract's counts, the flags,
-//! schema portability, and the context budget (contract 1.0 "Tools";
-//! issue 2 §6; clarification 14).
+//! schema portability and what survives clients' rewriting of the schemas
+//! (contract 1.0 "Tools"; contract-notes 7 and 22). The context budget is
+//! in budgets.rs.
 
 use serde_json::{Value, json};
 
@@ -71,10 +72,15 @@ fn portability_problems(schema: &Value, path: &str, input: bool, problems: &mut 
         }
     }
     if input {
-        for banned in ["additionalProperties", "format", "default", "pattern", "$schema"] {
+        for banned in ["format", "default", "pattern", "$schema"] {
             if object.contains_key(banned) {
                 problems.push(format!("{path}: uses {banned}"));
             }
+        }
+        if let Some(additional) = object.get("additionalProperties")
+            && !admitted_additional_properties(path, object, additional)
+        {
+            problems.push(format!("{path}: additionalProperties {additional} is neither admitted form"));
         }
     }
     if let Some(kind) = object.get("type") {
@@ -103,6 +109,24 @@ fn portability_problems(schema: &Value, path: &str, input: bool, problems: &mut 
     }
 }
 
+/// contract-notes 22 admits `additionalProperties` in an input schema in two
+/// forms only: `false` at the root of a tool that takes no arguments, and a
+/// described schema without a `type` on update_settings' `settings` map.
+fn admitted_additional_properties(
+    path: &str,
+    object: &serde_json::Map<String, Value>,
+    value: &Value,
+) -> bool {
+    let root = !path.contains('/');
+    let no_arguments = object.get("properties").and_then(Value::as_object).is_some_and(|p| p.is_empty());
+    let described_untyped = value.as_object().is_some_and(|schema| {
+        schema.get("description").and_then(Value::as_str).is_some_and(|text| !text.is_empty())
+            && !schema.contains_key("type")
+    });
+    (root && no_arguments && *value == json!(false))
+        || (path == "update_settings.inputSchema/settings" && described_untyped)
+}
+
 #[test]
 fn every_schema_is_portable_across_clients_and_providers() {
     let mut problems = Vec::new();
@@ -119,18 +143,66 @@ fn every_schema_is_portable_across_clients_and_providers() {
 }
 
 #[test]
-fn the_model_visible_listing_fits_the_context_budget() {
+fn the_two_admitted_forms_are_used_where_they_belong() {
     let tools = listing(&[]);
-    let visible: usize = tools
-        .iter()
-        .map(|tool| {
-            tool["name"].as_str().unwrap().len()
-                + tool["description"].as_str().unwrap().len()
-                + tool["inputSchema"].to_string().len()
-        })
-        .sum();
-    println!("model-visible tools/list: {visible} bytes for {} tools", tools.len());
-    assert!(visible <= 10 * 1024, "{visible} bytes is over the 10 KB budget (clarification 14)");
+    let schema = |name: &str| tools.iter().find(|tool| tool["name"] == name).unwrap()["inputSchema"].clone();
+    for tool in &tools {
+        let input = &tool["inputSchema"];
+        let takes_none = input["properties"].as_object().unwrap().is_empty();
+        assert_eq!(
+            input.get("additionalProperties") == Some(&json!(false)),
+            takes_none,
+            "{}: a tool without arguments, and only such a tool, closes its root",
+            tool["name"]
+        );
+    }
+    let open = &schema("update_settings")["properties"]["settings"]["additionalProperties"];
+    assert!(open["description"].is_string() && open.get("type").is_none(), "{open}");
+}
+
+/// Pydantic AI's OpenAI schema transformer, as far as open objects go: every
+/// object schema that does not declare `additionalProperties` is closed with
+/// `additionalProperties: false`, and nested schemas are walked.
+fn close_open_objects(schema: &mut Value) {
+    let Some(object) = schema.as_object_mut() else { return };
+    if object.get("type") == Some(&json!("object")) && !object.contains_key("additionalProperties") {
+        object.insert("additionalProperties".into(), json!(false));
+    }
+    if let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.values_mut().for_each(close_open_objects);
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(nested) = object.get_mut(key) {
+            close_open_objects(nested);
+        }
+    }
+}
+
+#[test]
+fn settings_stay_an_open_map_after_a_client_closes_open_objects() {
+    let tools = listing(&[]);
+    let mut input =
+        tools.iter().find(|tool| tool["name"] == "update_settings").unwrap()["inputSchema"].clone();
+    close_open_objects(&mut input);
+    let settings = &input["properties"]["settings"];
+    assert_eq!(settings["type"], "object");
+    assert_ne!(
+        settings["additionalProperties"],
+        json!(false),
+        "a closed settings map would tell the model no key is allowed: {settings}"
+    );
+    assert!(settings["additionalProperties"]["description"].is_string(), "{settings}");
+    // The rule itself closes what it should, so the check above can fail.
+    let mut bare = json!({"type": "object", "properties": {"settings": {"type": "object"}}});
+    close_open_objects(&mut bare);
+    assert_eq!(bare["properties"]["settings"]["additionalProperties"], json!(false));
+    // Every tool's root is closed by it either way, which matches the server:
+    // unknown arguments are refused by name.
+    for tool in &tools {
+        let mut input = tool["inputSchema"].clone();
+        close_open_objects(&mut input);
+        assert_eq!(input["additionalProperties"], json!(false), "{}", tool["name"]);
+    }
 }
 
 #[test]

@@ -29,7 +29,7 @@ mod util;
 
 #[allow(unused_imports)]
 pub use routes::{ROUTES, SETTINGS_GROUPS};
-pub use state::State;
+pub use state::{Corpus, State};
 
 use http::{ReadOutcome, Request, Response};
 use serde_json::{Value, json};
@@ -100,6 +100,18 @@ pub const OLDER_RELEASE_LACKS: [(&str, &str); 5] = [
     ("GET", "/api/analytics/discovery-lag"),
     ("GET", "/api/watchdog"),
 ];
+
+/// The realistic slice (`fixtures/backend/realistic/`, served by
+/// `FakeBackend::start_with(dir, Corpus::Realistic)`).
+pub mod realistic {
+    /// Paper ids run 2001..=2120, two a day from 2026-11-30 back, all arxiv.
+    pub const FIRST_DOC: i64 = 2001;
+    pub const DOC_COUNT: usize = 120;
+    /// A query whose keyword answer is far more than one page of 25 (it
+    /// matches 70 papers): the page the budgets are measured on.
+    pub const QUERY: &str = "learning";
+    pub const QUERY_MATCHES: i64 = 70;
+}
 
 /// One request as the fake saw it.
 #[derive(Clone, Debug)]
@@ -254,6 +266,12 @@ impl FakeBackend {
     /// token files into `state_dir` (created if missing), loads the corpus and
     /// starts serving. Panics if any of that fails: it is a test helper.
     pub fn start(state_dir: &Path) -> FakeBackend {
+        FakeBackend::start_with(state_dir, Corpus::Short)
+    }
+
+    /// As `start`, serving the papers of `corpus` (the realistic slice for
+    /// the context-budget measures).
+    pub fn start_with(state_dir: &Path, corpus: Corpus) -> FakeBackend {
         std::fs::create_dir_all(state_dir)
             .unwrap_or_else(|e| panic!("fake backend: cannot create {}: {e}", state_dir.display()));
         let listener = TcpListener::bind(loopback(0)).expect("fake backend: bind 127.0.0.1:0");
@@ -270,7 +288,7 @@ impl FakeBackend {
                 runtime_id: util::mint_uuid4(),
                 started_at: util::fmt_iso_micros(secs, micros),
             }),
-            state: Mutex::new(State::load()),
+            state: Mutex::new(State::load_with(corpus)),
             log: Mutex::new(Vec::new()),
             next_seq: AtomicU64::new(1),
             fault: Mutex::new(Fault::None),

@@ -66,6 +66,8 @@ pub struct State {
     pub similarity_decline_reason: Option<String>,
     /// False: the vector extension "cannot load" (health, similar, capability say so).
     pub vector_extension_loadable: bool,
+    /// True: distances are served unrounded (the realistic slice); else to 4 decimals.
+    pub full_precision_distances: bool,
     /// Runs resmon is running now. The fake never changes this itself.
     pub running_count: usize,
     /// At or above this, a routine run is queued (202) and a sweep refused (429).
@@ -97,6 +99,47 @@ fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/backend")
 }
 
+/// Which papers the fake serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Corpus {
+    /// The short synthetic corpus (`documents.json`, ids 801..=834) that every
+    /// other fixture refers to.
+    Short,
+    /// The realistic slice (`realistic/`, ids 2001..=2120): long titles, many
+    /// authors, arXiv DOIs and URLs, for measuring context budgets. Only the
+    /// papers and their vectors change; routines, runs and profiles stay.
+    Realistic,
+}
+
+/// Stored papers, their vectors and the query axes, as `State` keeps them.
+type Papers = (Vec<Value>, BTreeMap<i64, Vec<f64>>, Vec<Vec<String>>);
+
+/// The papers of one fixture folder.
+fn papers_from(dir: &str) -> Papers {
+    let mut documents = arr(&load(&format!("{dir}documents.json")));
+    for d in &mut documents {
+        let pub_sort = text(d, "publication_date").unwrap_or("").to_string();
+        d["pub_sort"] = Value::String(pub_sort);
+    }
+    let emb = load(&format!("{dir}embeddings.json"));
+    let vectors = emb["vectors"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| {
+                    let vec: Vec<f64> = v.as_array()?.iter().filter_map(Value::as_f64).collect();
+                    Some((k.parse::<i64>().ok()?, vec))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let query_axes = arr(&emb["query_axes"])
+        .iter()
+        .map(|a| arr(a).iter().filter_map(|w| w.as_str().map(str::to_string)).collect())
+        .collect();
+    (documents, vectors, query_axes)
+}
+
 fn load(name: &str) -> Value {
     let path = fixture_dir().join(name);
     let text = std::fs::read_to_string(&path)
@@ -126,28 +169,15 @@ pub fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 impl State {
     /// Reads the synthetic corpus from `fixtures/backend/`.
     pub fn load() -> State {
-        let mut documents = arr(&load("documents.json"));
-        for d in &mut documents {
-            let pub_sort = text(d, "publication_date").unwrap_or("").to_string();
-            d["pub_sort"] = Value::String(pub_sort);
-        }
+        State::load_with(Corpus::Short)
+    }
 
-        let emb = load("embeddings.json");
-        let vectors = emb["vectors"]
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| {
-                        let vec: Vec<f64> = v.as_array()?.iter().filter_map(Value::as_f64).collect();
-                        Some((k.parse::<i64>().ok()?, vec))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let query_axes = arr(&emb["query_axes"])
-            .iter()
-            .map(|a| arr(a).iter().filter_map(|w| w.as_str().map(str::to_string)).collect())
-            .collect();
+    /// Reads `fixtures/backend/`, with the papers of `corpus`.
+    pub fn load_with(corpus: Corpus) -> State {
+        let (documents, vectors, query_axes) = match corpus {
+            Corpus::Short => papers_from(""),
+            Corpus::Realistic => papers_from("realistic/"),
+        };
 
         let routines_file = load("routines.json");
         let exec_file = load("executions.json");
@@ -214,6 +244,7 @@ impl State {
             embeddings_configured: true,
             similarity_decline_reason: None,
             vector_extension_loadable: true,
+            full_precision_distances: corpus == Corpus::Realistic,
             running_count: 0,
             run_limit: 3,
             queue_limit: 16,
