@@ -10,8 +10,8 @@ use crate::error::{ToolError, ToolResult};
 pub const EXPORT_REFERENCES: Tool = Tool {
     name: "export_references",
     title: "Export references",
-    description: "References of one run (exec_id) or of chosen papers (doc_ids; give one) as a \
-        bibtex, ris, csv or json file in `text`.",
+    description: "References of one run (exec_id) or of chosen papers (doc_ids), exactly one of \
+        the two, as a bibtex, ris, csv or json file in `text`.",
     input_schema: export_input,
     output_schema: export_output,
     requires_confirmation: false,
@@ -76,12 +76,9 @@ fn by_execution(backend: &mut Backend, exec_id: i64, format: &str) -> Result<Rep
 }
 
 fn by_documents(backend: &mut Backend, doc_ids: &Value, format: &str) -> Result<Reply, ToolError> {
-    if doc_ids.as_array().is_none_or(Vec::is_empty) {
-        return Err(ToolError::invalid_argument(
-            "doc_ids",
-            "doc_ids is empty; name at least one paper id, or pass exec_id instead.",
-        ));
-    }
+    // An empty list goes to resmon as it came: resmon answers it with an
+    // empty file, and refusing it here would narrow contract 1.0
+    // ("Versioning": a narrowing moves the version too).
     let body = json!({"document_ids": doc_ids, "format": format});
     backend.send(Method::Post, "/api/export/references", &[], Some(&body))
 }

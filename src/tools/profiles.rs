@@ -22,7 +22,7 @@ const JSON_FIELDS: [&str; 4] = ["names", "identifiers", "affiliations", "field_h
 pub const LIST_WATCH_PROFILES: Tool = Tool {
     name: "list_watch_profiles",
     title: "List watch profiles",
-    description: "Watched people, institutions and groups. basis_warning (null only with an ORCID) \
+    description: "Watched people, institutions and groups. basis_warning, when resmon gives one, \
         says matches may rest on a name alone: repeat it when summarizing.",
     input_schema: list_input,
     output_schema: list_output,
@@ -81,7 +81,7 @@ fn matches_input() -> Value {
 }
 
 fn basis_warning_schema() -> Value {
-    nullable("Why matches may rest on the name alone; null only when the profile has an ORCID.")
+    nullable("Why matches may rest on the name alone; null when resmon gives no warning (an ORCID).")
 }
 
 /// The glossary's shape: one sentence per basis resmon records.

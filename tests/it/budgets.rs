@@ -160,6 +160,7 @@ fn a_semantic_page_of_realistic_papers_fits_its_budget() {
     assert!(answer["ranked_count"].as_i64().unwrap() >= 25, "{answer}");
     check_rows(&answer, &["distance"]);
     for row in answer["papers"].as_array().unwrap() {
+        assert!(row["distance"].is_number(), "every row of this page is ranked: {row}");
         let distance = row["distance"].to_string();
         let digits = distance.trim_start_matches(['0', '.']).replace('.', "");
         assert!(digits.len() <= 4, "a distance keeps at most 4 significant digits: {distance}");

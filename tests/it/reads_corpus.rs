@@ -227,7 +227,7 @@ fn every_tool_that_lists_papers_cuts_authors_the_same_way() {
     let many = (1..=8).map(|n| format!("Member {n}")).collect::<Vec<_>>().join(", ");
     let expected = json!(["Member 1", "Member 2"]);
     let doc = json!({"id": 801, "source_repository": "arxiv", "title": "Team paper", "authors": many,
-        "publication_date": "2026-09-20", "doi": null, "url": null, "distance": 0.2});
+        "publication_date": "2026-09-20", "doi": null, "url": null, "distance": 0.123456789});
     let search = json!({"results": [doc], "next_cursor": null, "has_more": false, "total": 1,
         "total_is_capped": false, "sort": "similarity", "ranked_count": 1, "unranked_count": 0, "model": "m"});
     rig.fake.override_response("POST", "/api/explorer/search", 200, &[], &search.to_string());
@@ -249,7 +249,9 @@ fn every_tool_that_lists_papers_cuts_authors_the_same_way() {
             "{paper}"
         );
     }
-    assert_eq!(answers[0]["distance"], answers[1]["distance"]);
+    // One rounding for every tool: 4 significant digits (contract-notes 24).
+    assert_eq!(answers[0]["distance"], json!(0.1235), "{}", answers[0]);
+    assert_eq!(answers[1]["distance"], json!(0.1235), "{}", answers[1]);
 }
 
 #[test]
@@ -795,7 +797,11 @@ fn export_references_needs_exactly_one_of_exec_id_and_doc_ids() {
         assert!(message.contains("exec_id") && message.contains("doc_ids"), "{message}");
         assert_eq!(error["detail"]["arguments"], json!(["exec_id", "doc_ids"]));
     }
-    rig.refused("export_references", json!({"doc_ids": [], "format": "bibtex"}), "doc_ids");
+    // An empty selection is resmon's to answer (contract 1.0 "Versioning":
+    // refusing it would narrow the surface).
+    let (empty, sent) = rig.ok("export_references", json!({"doc_ids": [], "format": "bibtex"}));
+    assert_eq!(empty["format"], "bibtex", "{empty}");
+    assert_eq!(sent.iter().filter(|r| r.path == "/api/export/references").count(), 1);
     rig.refused("export_references", json!({"exec_id": 119}), "format");
     rig.refused("export_references", json!({"exec_id": 119, "format": "xml"}), "format");
     rig.refused("export_references", json!({"doc_ids": ["801"], "format": "ris"}), "doc_ids[0]");
