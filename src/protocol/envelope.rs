@@ -23,18 +23,25 @@ pub(super) enum Era {
     Stateless,
 }
 
-/// The era rule (MCP specification 2026-07-28, "Versioning"): a request
-/// whose `params._meta` holds the protocol-version key speaks the stateless
-/// revision, whatever its method. That includes `initialize`, which the
-/// stateless revision no longer has, so such an `initialize` is answered as
-/// an unknown method there, as the official conformance suite and SDK
-/// classifiers expect. `server/discover` exists only in that revision, so it
-/// is stateless even without the key (and is then told the key is missing).
-/// Everything else, and above all an `initialize` without the key, belongs
-/// to the handshake era.
+/// The era rule. A request whose `params._meta` carries the protocol-version
+/// key speaks the per-request revision (2026-07-28 and later), whatever its
+/// method, as the official conformance suite and the SDKs' era classifiers
+/// read it. That includes `initialize`, which that revision no longer has,
+/// so such an `initialize` is answered as an unknown method there. The one
+/// exception is an `initialize` whose key names a handshake-era version: it
+/// asks for the handshake, so it opens one (the specification's versioning
+/// page: an `initialize` selects the legacy semantics). `server/discover`
+/// exists only in the per-request revision, so it belongs there even without
+/// the key (and is then told the key is missing). Everything else belongs to
+/// the handshake era.
 pub(super) fn era_of(method: &str, params: &Value) -> Era {
-    let names_a_version = params.get("_meta").and_then(|meta| meta.get(META_VERSION)).is_some();
-    if names_a_version || method == "server/discover" { Era::Stateless } else { Era::Handshake }
+    let named = params.get("_meta").and_then(|meta| meta.get(META_VERSION));
+    let names_a_handshake_version =
+        named.and_then(Value::as_str).is_some_and(|version| HANDSHAKE_VERSIONS.contains(&version));
+    if method == "initialize" && names_a_handshake_version {
+        return Era::Handshake;
+    }
+    if named.is_some() || method == "server/discover" { Era::Stateless } else { Era::Handshake }
 }
 
 /// The per-request envelope of the stateless era. The version is judged

@@ -68,7 +68,16 @@ fn initialize_carrying_the_stateless_envelope_is_method_not_found() {
         send(&mut session, 7, "initialize", Some(json!({"_meta": {VERSION: 20260728, CAPABILITIES: {}}})));
     assert_error(&answer, -32602, VERSION, "initialize with a numeric version");
 
-    // None of that opened a session: the handshake still works as before,
+    // An initialize whose key names a handshake version asks for the
+    // handshake, and gets one at that version.
+    let mut legacy = initialize_params();
+    legacy["protocolVersion"] = json!("2025-06-18");
+    legacy["_meta"] = json!({VERSION: "2025-06-18"});
+    let answer = send(&mut session, 70, "initialize", Some(legacy));
+    assert_eq!(answer["result"]["protocolVersion"], "2025-06-18", "{answer}");
+    assert!(answer["result"].get("resultType").is_none(), "a handshake answer: {answer}");
+
+    // The refused requests opened no session: the handshake still works as before,
     // and stateless requests are still served beside it.
     let answer = send(&mut session, 8, "initialize", Some(initialize_params()));
     assert_eq!(answer["result"]["protocolVersion"], "2025-11-25", "{answer}");
