@@ -21,7 +21,7 @@ use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 use crate::discovery::{self, Candidate, Environment, Trace};
 use crate::error::{Code, ToolError};
-use crate::redact;
+use crate::{identity, redact};
 
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// Upper bound on one request, connect to last body byte (clarification 4).
@@ -101,6 +101,7 @@ impl Reply {
                 Code::UpstreamError,
                 format!("resmon answered {} with text that is not UTF-8.", self.route),
             )
+            .with_detail("route", json!(self.route))
         })
     }
 }
@@ -217,6 +218,8 @@ pub struct Backend {
     caller_fields: Vec<String>,
     /// Whether this call already used its one resend after a 401.
     resent: bool,
+    /// The runtime id the current call is pinned to, if any.
+    pinned: Option<String>,
 }
 
 impl Backend {
@@ -253,6 +256,7 @@ impl Backend {
             deadline: None,
             caller_fields: Vec::new(),
             resent: false,
+            pinned: None,
         }
     }
 
@@ -269,6 +273,7 @@ impl Backend {
         self.deadline = Some(Instant::now() + self.request_timeout);
         self.caller_fields = caller_fields;
         self.resent = false;
+        self.pinned = None;
     }
 
     /// The release the confirmed resmon reported: `None` when no resmon has
@@ -319,6 +324,8 @@ impl Backend {
         query: &[(&str, String)],
         body: Option<&Value>,
     ) -> Result<Reply, ToolError> {
+        let route = format!("{} {path}", method.as_str());
+        self.check_deadline(method, &route)?;
         let (instance, fresh) = self.instance()?;
         let reply = self.exchange(&instance, method, path, query, body).inspect_err(|_| {
             self.instance = None;
@@ -332,7 +339,16 @@ impl Backend {
         }
         self.resent = true;
         redact::log(&format!("{} was refused with 401 token_invalid; rediscovering once", reply.route));
+        self.check_deadline(method, &route)?;
         let (instance, _) = self.instance()?;
+        // A pinned call is checked against the rediscovered instance before
+        // anything else is asked of it: a restarted resmon is another
+        // process, and a pinned answer must come from the one expected.
+        if let Some(expected) = self.pinned.clone()
+            && path != "/api/health"
+        {
+            self.preflight(&instance, &expected)?;
+        }
         let again = self.exchange(&instance, method, path, query, body).inspect_err(|_| {
             self.instance = None;
         })?;
@@ -341,6 +357,40 @@ impl Backend {
             return Err(token_refused(&instance.candidate, &again));
         }
         Ok(again)
+    }
+
+    /// Pins the current call to a runtime id (contract 1.0 "Instance
+    /// identity"), so that a rediscovery within the call repeats the
+    /// identity preflight.
+    pub fn pin(&mut self, expected: Option<String>) {
+        self.pinned = expected;
+    }
+
+    /// GET /api/health with the expectation, its identity checked.
+    fn preflight(&mut self, instance: &Instance, expected: &str) -> Result<(), ToolError> {
+        let query = [("expected_runtime_id", expected.to_string())];
+        let reply = self.exchange(instance, Method::Get, "/api/health", &query, None)?;
+        if reply.status == 409
+            && let Some(mismatch) = reply.json().ok().as_ref().and_then(identity::backend_mismatch)
+        {
+            return Err(mismatch);
+        }
+        success(&reply)?;
+        identity::check_reply(&reply.json_object()?, Some(expected))
+    }
+
+    /// Refuses to start a request the call's deadline leaves no time for: a
+    /// read needs a moment, a write a whole second, since a write cut off
+    /// mid-flight leaves the person not knowing whether it happened.
+    fn check_deadline(&self, method: Method, route: &str) -> Result<(), ToolError> {
+        let needed = if method == Method::Get { Duration::from_millis(5) } else { Duration::from_secs(1) };
+        match self.deadline {
+            Some(deadline) if deadline.saturating_duration_since(Instant::now()) < needed => {
+                let base = self.instance.as_ref().map(|instance| instance.candidate.base_url());
+                Err(self.deadline_passed(base.as_deref().unwrap_or("resmon"), route))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// `send`, then insist on a 2xx JSON object answer.
@@ -421,6 +471,11 @@ impl Backend {
                 .with_top_level("tried", json!([url])))
             }
         }
+    }
+
+    /// What is left of the current call's deadline.
+    pub fn time_left(&self) -> Duration {
+        self.remaining()
     }
 
     /// What is left of the current call's deadline; the whole bound when no
@@ -533,39 +588,99 @@ impl Backend {
     }
 
     fn transport_error(&self, base: &str, route: &str, error: ureq::Error) -> ToolError {
+        use std::io::ErrorKind;
         redact::log(&format!("{route} failed before resmon answered: {error}"));
         let tried = json!([base]);
+        // A write whose answer was lost may still have been applied: say so,
+        // so that nobody repeats a run or a create blindly.
+        let write = !route.starts_with("GET ");
+        let unknown_outcome = |error: ToolError, sent: bool| {
+            if write && sent {
+                ToolError::new(
+                    error.code,
+                    format!(
+                        "{} This was a write: resmon may have carried it out before the answer \
+                         was lost, so check (with the matching read tool or in the app) before \
+                         trying it again.",
+                        error.message
+                    ),
+                )
+                .with_detail("outcome_unknown", json!(true))
+                .merged(error)
+            } else {
+                error
+            }
+        };
         match error {
-            ureq::Error::Timeout(_) => ToolError::new(
+            ureq::Error::Timeout(ureq::Timeout::Connect) => ToolError::new(
                 Code::BackendUnavailable,
                 format!(
-                    "resmon at {base} did not answer within {} s, so the call was abandoned. \
-                     If the app is busy or frozen, wait or restart it and try again.",
-                    self.request_timeout.as_secs_f32()
+                    "Nothing on {base} accepted a connection within {} s, so {route} was not \
+                     sent. If resmon is starting or frozen, wait or restart it and try again.",
+                    CONNECT_TIMEOUT.min(self.request_timeout).as_secs_f32()
                 ),
             )
             .with_detail("route", json!(route))
             .with_top_level("tried", tried),
-            ureq::Error::Protocol(_) => ToolError::new(
-                Code::UpstreamError,
-                format!("{base} answered {route} with something that is not valid HTTP."),
-            )
-            .with_detail("route", json!(route)),
-            ureq::Error::Io(io) if io.kind() != std::io::ErrorKind::ConnectionRefused => {
-                // Something took the connection, so something is listening:
-                // "not running" would be a claim this server cannot make.
+            ureq::Error::Timeout(_) => unknown_outcome(
                 ToolError::new(
                     Code::BackendUnavailable,
                     format!(
-                        "Something on {base} accepted the connection for {route} and then closed \
-                         it without answering. resmon may be shutting down or restarting; try \
-                         again, and if it keeps happening, restart the resmon app."
+                        "resmon at {base} did not answer {route} before this call's {} s deadline, \
+                         so that request was abandoned. If the app is busy or frozen, wait or \
+                         restart it and try again.",
+                        self.request_timeout.as_secs_f32()
                     ),
                 )
                 .with_detail("route", json!(route))
-                .with_detail("io", json!(format!("{:?}", io.kind())))
-                .with_top_level("tried", tried)
+                .with_top_level("tried", tried),
+                true,
+            ),
+            ureq::Error::Protocol(_) => unknown_outcome(
+                ToolError::new(
+                    Code::UpstreamError,
+                    format!("{base} answered {route} with something that is not valid HTTP."),
+                )
+                .with_detail("route", json!(route)),
+                true,
+            ),
+            ureq::Error::Io(io)
+                if matches!(
+                    io.kind(),
+                    ErrorKind::ConnectionReset
+                        | ErrorKind::ConnectionAborted
+                        | ErrorKind::UnexpectedEof
+                        | ErrorKind::BrokenPipe
+                ) =>
+            {
+                // Something took the connection, so something is listening:
+                // "not running" would be a claim this server cannot make.
+                unknown_outcome(
+                    ToolError::new(
+                        Code::BackendUnavailable,
+                        format!(
+                            "Something on {base} accepted the connection for {route} and then \
+                             closed it without answering. resmon may be shutting down or \
+                             restarting; if it keeps happening, restart the resmon app."
+                        ),
+                    )
+                    .with_detail("route", json!(route))
+                    .with_detail("io", json!(format!("{:?}", io.kind())))
+                    .with_top_level("tried", tried),
+                    true,
+                )
             }
+            ureq::Error::Io(io) if io.kind() != ErrorKind::ConnectionRefused => ToolError::new(
+                Code::BackendUnavailable,
+                format!(
+                    "This server could not connect to {base} for {route} ({:?}), so nothing was \
+                     sent. Check that RESMON_PORT or the port file names a port on this computer.",
+                    io.kind()
+                ),
+            )
+            .with_detail("route", json!(route))
+            .with_detail("io", json!(format!("{:?}", io.kind())))
+            .with_top_level("tried", tried),
             // The named-port sentence of contract 1.0 "When the backend is not
             // named, or not running", word for word: callers may compare it.
             _ => ToolError::new(
@@ -598,12 +713,14 @@ fn refusal_reason(reply: &Reply) -> Option<String> {
 }
 
 fn token_refused(candidate: &Candidate, reply: &Reply) -> ToolError {
-    let reason = refusal_reason(reply).unwrap_or_else(|| "token_invalid".to_string());
-    let why = if reason == "token_missing" {
-        "it received no token"
-    } else {
-        "the token from the token file is not the one it holds now (a stale file from an \
-         earlier run, or a token file that belongs to another instance)"
+    let reason = refusal_reason(reply);
+    let why = match reason.as_deref() {
+        Some("token_missing") => "it received no token",
+        Some("token_invalid") => {
+            "the token from the token file is not the one it holds now (a stale file from an \
+             earlier run, or a token file that belongs to another instance)"
+        }
+        _ => "it gave no reason this server knows",
     };
     ToolError::new(
         Code::BackendUnavailable,
@@ -724,37 +841,56 @@ fn problem_field(problem: &Value) -> Option<String> {
     loc.iter().skip(1).find_map(Value::as_str).map(str::to_string)
 }
 
+/// Routes whose request body is built from the caller's arguments alone, so
+/// that resmon's 400 sentence about it is about what the caller asked for:
+/// the contract has POST /api/routines answer a bad `entity` with a 400 that
+/// this server surfaces as invalid_argument ("Watch profiles and the basis
+/// of a match"), and the other creates and the settings write are alike.
+const CALLER_BODY_ROUTES: [&str; 5] = [
+    "POST /api/routines",
+    "POST /api/profiles",
+    "POST /api/search/sweep",
+    "POST /api/export/references",
+    "PUT /api/settings/",
+];
+
 /// contract-notes 17: a refusal is the caller's mistake only with evidence.
-/// A 422 naming only fields the caller supplied, or a 400 whose sentence
-/// names none of this server's own choices on a request that carried the
-/// caller's values, is `invalid_argument`; a refusal of a field this server
-/// chose is `upstream_error` naming it; anything else is `upstream_error`.
+/// A 422 whose problems name only fields the caller supplied, or a 400 whose
+/// sentence names one (or answers a route whose body is all the caller's),
+/// is `invalid_argument`. A refusal naming a field this server chose is
+/// `upstream_error` naming it. Anything else is `upstream_error` too.
 fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: Option<&str>) -> ToolError {
-    let chosen = |name: &str| reply.server_chosen.iter().any(|field| field == name);
-    let named_choices: Vec<String> = if fields.is_empty() {
+    let is_caller =
+        |name: &str| reply.caller_supplied.iter().any(|field| field == name) || is_path_field(name);
+    let is_chosen = |name: &str| reply.server_chosen.iter().any(|field| field == name);
+    let (named_choices, named_callers): (Vec<String>, Vec<String>) = if fields.is_empty() {
         let words = sentence.map(words_of).unwrap_or_default();
-        reply
-            .server_chosen
-            .iter()
-            .filter(|field| words.contains(&field.to_ascii_lowercase()))
-            .cloned()
-            .collect()
+        let named = |list: &[String]| -> Vec<String> {
+            list.iter().filter(|field| words.contains(&field.to_ascii_lowercase())).cloned().collect()
+        };
+        (named(&reply.server_chosen), named(&reply.caller_supplied))
     } else {
-        fields.iter().filter(|field| chosen(field)).cloned().collect()
+        (
+            fields.iter().filter(|field| is_chosen(field)).cloned().collect(),
+            fields.iter().filter(|field| is_caller(field)).cloned().collect(),
+        )
     };
-    let callers = if fields.is_empty() {
-        sentence.is_some() && !reply.caller_supplied.is_empty()
+    let callers_body = sentence.is_some()
+        && fields.is_empty()
+        && CALLER_BODY_ROUTES.iter().any(|route| reply.route.starts_with(route));
+    let only_callers = if fields.is_empty() {
+        named_choices.is_empty() && (!named_callers.is_empty() || callers_body)
     } else {
-        fields
-            .iter()
-            .all(|field| reply.caller_supplied.iter().any(|name| name == field) || is_path_field(field))
+        fields.iter().all(|field| is_caller(field))
     };
-    if named_choices.is_empty() && callers {
+    if only_callers {
         return error;
     }
     let version = reply.backend_version.as_deref();
     let route = route_template(&reply.route);
     let said = sentence.map(|sentence| format!(": {sentence}")).unwrap_or_default();
+    let quoted =
+        |names: &[String]| names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ");
     let message = if named_choices.is_empty() {
         format!(
             "{} refused {route} ({}{said}), and nothing shows that an argument of this call \
@@ -763,18 +899,24 @@ fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: O
             release_name(version),
             reply.status
         )
-    } else {
-        let names: Vec<String> = named_choices.iter().map(|name| format!("`{name}`")).collect();
+    } else if named_callers.is_empty() {
         format!(
-            "{} refused {} that this server chose for {route} ({}{said}). It is probably older \
+            "{} refused {} {} that this server chose for {route} ({}{said}). It is probably older \
              or newer than contract 1.0 expects; changing this call's arguments will not help, \
              but matching releases of resmon and this server will.",
             release_name(version),
-            if names.len() == 1 {
-                format!("the parameter {}", names[0])
-            } else {
-                format!("the parameters {}", names.join(", "))
-            },
+            if named_choices.len() == 1 { "the parameter" } else { "the parameters" },
+            quoted(&named_choices),
+            reply.status
+        )
+    } else {
+        format!(
+            "{} refused {} that this server chose for {route}, and also this call's {} ({}{said}). \
+             Correcting the call's own values may not be enough: the release is probably older or \
+             newer than contract 1.0 expects.",
+            release_name(version),
+            quoted(&named_choices),
+            quoted(&named_callers),
             reply.status
         )
     };
@@ -783,6 +925,9 @@ fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: O
     out.detail.insert("route".into(), json!(route));
     if !named_choices.is_empty() {
         out.detail.insert("parameters".into(), json!(named_choices));
+    }
+    if !named_callers.is_empty() {
+        out.detail.insert("arguments".into(), json!(named_callers));
     }
     out
 }
@@ -810,8 +955,8 @@ fn missing_route(reply: &Reply) -> ToolError {
         Code::UpstreamError,
         format!(
             "{} does not serve {route}; it is probably older or newer than contract 1.0 \
-             expects, so this tool cannot work with it. Updating resmon (or this server) to \
-             matching releases should make it available.",
+             expects. Updating resmon (or this server) to matching releases should make what it \
+             serves available.",
             release_name(reply.backend_version.as_deref())
         ),
     )
@@ -844,8 +989,8 @@ mod tests {
     fn statuses_map_to_the_contract_codes() {
         let cases = [
             (404, Code::NotFound),
-            (400, Code::InvalidArgument),
-            (422, Code::InvalidArgument),
+            // A refusal that names nobody's field is not blamed on the caller.
+            (400, Code::UpstreamError),
             (409, Code::Conflict),
             (429, Code::Conflict),
             (500, Code::UpstreamError),
@@ -858,7 +1003,7 @@ mod tests {
             let error =
                 status_error(&reply(status, "application/json", r#"{"detail": "Routine not found"}"#));
             assert_eq!(error.code, code, "{status}");
-            assert_eq!(error.message, "Routine not found");
+            assert!(error.message.contains("Routine not found"), "{}", error.message);
             assert_eq!(error.detail["status"], json!(status));
         }
     }
@@ -911,11 +1056,26 @@ mod tests {
             r#"{"detail": [{"loc": ["body", "mystery"], "msg": "bad"}]}"#,
         ));
         assert_eq!(unknown.code, Code::UpstreamError);
-        // A 400 sentence that names none of this server's choices, on a request
-        // carrying the caller's values, is about those values.
-        let caller =
-            status_error(&reply(400, "application/json", r#"{"detail": "That profile does not exist."}"#));
-        assert_eq!(caller.code, Code::InvalidArgument);
+        // A 400 sentence that names nobody's field, on a route whose body is
+        // the caller's own, is about the caller's values; on another route
+        // nothing shows whose it is.
+        let mut created = reply(400, "application/json", r#"{"detail": "That profile does not exist."}"#);
+        created.route = "POST /api/routines".into();
+        assert_eq!(status_error(&created).code, Code::InvalidArgument);
+        let unclear =
+            status_error(&reply(400, "application/json", r#"{"detail": "Search is unavailable."}"#));
+        assert_eq!(unclear.code, Code::UpstreamError);
+        // A sentence naming the caller's field is the caller's.
+        let named = status_error(&reply(400, "application/json", r#"{"detail": "The query is too long."}"#));
+        assert_eq!(named.code, Code::InvalidArgument);
+        // A 422 naming both: not blamed on the caller alone, and says both.
+        let mixed = status_error(&reply(
+            422,
+            "application/json",
+            r#"{"detail": [{"loc": ["query", "format"], "msg": "bad"}, {"loc": ["body", "query"], "msg": "bad"}]}"#,
+        ));
+        assert_eq!(mixed.code, Code::UpstreamError);
+        assert!(mixed.message.contains("and also this call's `query`"), "{}", mixed.message);
     }
 
     #[test]

@@ -65,6 +65,18 @@ impl ToolError {
         self
     }
 
+    /// This error with `other`'s detail and top-level fields added where
+    /// this one has none of the same name.
+    pub fn merged(mut self, other: ToolError) -> ToolError {
+        for (key, value) in other.detail {
+            self.detail.entry(key).or_insert(value);
+        }
+        for (key, value) in other.top_level {
+            self.top_level.entry(key).or_insert(value);
+        }
+        self
+    }
+
     /// The payload a caller sees. `error`, `message` and `detail` always come first.
     pub fn to_json(&self) -> Value {
         let mut out = Map::new();

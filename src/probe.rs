@@ -12,6 +12,8 @@ use crate::tools;
 /// resource (a write), or not at all, with the reason.
 enum Probe {
     Own(&'static str, &'static [(&'static str, &'static str)]),
+    /// A tool that reads one of several routes: available when all are.
+    Each(&'static [&'static str]),
     SameResource(&'static str),
     NotProbed(&'static str),
 }
@@ -20,7 +22,7 @@ const NO_QUERY: &[(&str, &str)] = &[];
 
 /// One row per tool of the table; a test checks that every tool has one.
 fn probe_for(tool: &str) -> Option<Probe> {
-    use Probe::{NotProbed, Own, SameResource};
+    use Probe::{Each, NotProbed, Own, SameResource};
     Some(match tool {
         "health" => Own("/api/health", NO_QUERY),
         "search_corpus" => NotProbed("not probed: its route is a POST, which --check does not send"),
@@ -36,7 +38,14 @@ fn probe_for(tool: &str) -> Option<Probe> {
         "get_search_record" => Own("/api/executions/0/search-record", NO_QUERY),
         "explain_match" => Own("/api/documents/0/why", NO_QUERY),
         "get_paper_lifecycle" => Own("/api/documents/0/lifecycle", NO_QUERY),
-        "get_analytics" => Own("/api/analytics/overview", NO_QUERY),
+        "get_analytics" => Each(&[
+            "/api/analytics/overview",
+            "/api/analytics/publication-volume",
+            "/api/analytics/source-contribution",
+            "/api/analytics/keyword-contribution",
+            "/api/analytics/routine-health",
+            "/api/analytics/discovery-lag",
+        ]),
         "get_watchdog_findings" => Own("/api/watchdog", NO_QUERY),
         "export_references" => Own("/api/executions/0/references", &[("format", "bibtex")]),
         "list_watch_profiles" => Own("/api/profiles", NO_QUERY),
@@ -65,55 +74,100 @@ impl Verdict {
     }
 }
 
-/// Probes every tool of the table against the confirmed backend. Each GET
-/// is its own call, with its own deadline.
+/// Probes every tool of the table against the confirmed backend. All the
+/// probes share one deadline (the per-call bound), so a stalled resmon
+/// costs `--check` one bound, not one per tool; a route already asked is
+/// not asked again.
 pub fn probe_all(backend: &mut Backend) -> Vec<Verdict> {
+    backend.begin_call(Vec::new());
+    let mut seen: Vec<(String, Judged)> = Vec::new();
+    let mut ask = |backend: &mut Backend, path: &str, query: &[(&str, &str)]| -> Judged {
+        if let Some((_, judged)) = seen.iter().find(|(asked, _)| asked == path) {
+            return judged.clone();
+        }
+        let judged = judge(backend, path, query);
+        seen.push((path.to_string(), judged.clone()));
+        judged
+    };
     tools::TOOLS
         .iter()
-        .map(|tool| match probe_for(tool.name) {
-            Some(Probe::Own(path, query)) => judge(backend, tool.name, path, query, false),
-            Some(Probe::SameResource(path)) => judge(backend, tool.name, path, NO_QUERY, true),
-            Some(Probe::NotProbed(why)) => {
-                Verdict { name: tool.name, available: None, route: None, why: why.to_string() }
-            }
-            None => Verdict {
+        .map(|tool| {
+            let verdict = |available, route: Option<String>, why: String| Verdict {
                 name: tool.name,
-                available: None,
-                route: None,
-                why: "not probed: --check has no probe for this tool".to_string(),
-            },
+                available,
+                route,
+                why,
+            };
+            match probe_for(tool.name) {
+                Some(Probe::Own(path, query)) => {
+                    let judged = ask(backend, path, query);
+                    verdict(judged.available, Some(judged.route), judged.why)
+                }
+                Some(Probe::SameResource(path)) => {
+                    let judged = ask(backend, path, NO_QUERY);
+                    let why =
+                        format!("{} (judged by {}, which reads the same resource)", judged.why, judged.route);
+                    verdict(judged.available, Some(judged.route), why)
+                }
+                Some(Probe::Each(paths)) => {
+                    let all: Vec<Judged> = paths.iter().map(|path| ask(backend, path, NO_QUERY)).collect();
+                    let missing: Vec<&Judged> =
+                        all.iter().filter(|judged| judged.available == Some(false)).collect();
+                    let unknown: Vec<&Judged> =
+                        all.iter().filter(|judged| judged.available.is_none()).collect();
+                    let (available, why) = if !missing.is_empty() {
+                        let routes: Vec<&str> = missing.iter().map(|judged| judged.route.as_str()).collect();
+                        let why = format!(
+                            "resmon does not serve {} ({} of the {} routes its views read; the web framework \
+                             answered for it)",
+                            routes.join(", "),
+                            missing.len(),
+                            all.len()
+                        );
+                        (Some(false), why)
+                    } else if let Some(first) = unknown.first() {
+                        (None, first.why.clone())
+                    } else {
+                        (Some(true), format!("all {} of its routes answered", all.len()))
+                    };
+                    verdict(available, Some(all[0].route.clone()), why)
+                }
+                Some(Probe::NotProbed(why)) => verdict(None, None, why.to_string()),
+                None => verdict(None, None, "not probed: --check has no probe for this tool".to_string()),
+            }
         })
         .collect()
 }
 
-fn judge(
-    backend: &mut Backend,
-    name: &'static str,
-    path: &str,
-    query: &[(&str, &str)],
-    inferred: bool,
-) -> Verdict {
+/// What one probe GET showed.
+#[derive(Clone)]
+struct Judged {
+    available: Option<bool>,
+    route: String,
+    why: String,
+}
+
+fn judge(backend: &mut Backend, path: &str, query: &[(&str, &str)]) -> Judged {
     let route = backend::route_template(&format!("GET {path}"));
     let query: Vec<(&str, String)> = query.iter().map(|(key, value)| (*key, value.to_string())).collect();
-    backend.begin_call(Vec::new());
-    let by =
-        if inferred { format!(" (judged by {route}, which reads the same resource)") } else { String::new() };
     let (available, why) = match backend.send(Method::Get, path, &query, None) {
-        Ok(reply) if reply.is_success() => (Some(true), format!("answered {}{by}", reply.status)),
+        Ok(reply) if reply.is_success() => (Some(true), format!("answered {}", reply.status)),
         Ok(reply) if backend::is_missing_route(&reply) => (
             Some(false),
-            format!("resmon does not serve {route} (the web framework answered {}){by}", reply.status),
+            format!("resmon does not serve {route} (the web framework answered {})", reply.status),
         ),
-        Ok(reply) if reply.status == 404 => (
-            Some(true),
-            format!("answered 404 with its own sentence about record 0, so the route exists{by}"),
-        ),
-        Ok(reply) => {
-            (None, format!("answered {}, which says nothing certain about the route{by}", reply.status))
+        Ok(reply) if reply.status == 404 && has_own_sentence(&reply) => {
+            (Some(true), "answered 404 with its own sentence about record 0, so the route exists".to_string())
         }
+        Ok(reply) => (None, format!("answered {}, which says nothing certain about the route", reply.status)),
         Err(error) => (None, format!("could not be asked: {}", error.message)),
     };
-    Verdict { name, available, route: Some(route), why }
+    Judged { available, route, why }
+}
+
+/// resmon's own 404 is JSON whose `detail` is a sentence about the record.
+fn has_own_sentence(reply: &backend::Reply) -> bool {
+    reply.json().ok().is_some_and(|body| body.get("detail").is_some_and(Value::is_string))
 }
 
 /// The human summary: "23 of 25 tools available on resmon 2.3.0", then
@@ -138,7 +192,12 @@ mod tests {
     fn every_tool_has_a_probe_and_none_is_a_write_route() {
         for tool in tools::TOOLS {
             let probe = probe_for(tool.name).unwrap_or_else(|| panic!("{} has no probe", tool.name));
-            if let Probe::Own(path, _) | Probe::SameResource(path) = probe {
+            let paths: Vec<&str> = match probe {
+                Probe::Own(path, _) | Probe::SameResource(path) => vec![path],
+                Probe::Each(paths) => paths.to_vec(),
+                Probe::NotProbed(_) => Vec::new(),
+            };
+            for path in paths {
                 for verb in ["/run", "/activate", "/deactivate", "/sweep", "/search", "/export"] {
                     assert!(!path.ends_with(verb), "{} probes {path}", tool.name);
                 }

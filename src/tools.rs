@@ -28,7 +28,7 @@ use crate::args::{self, Args};
 use crate::backend::Backend;
 use crate::error::{ToolError, ToolResult};
 
-pub use schema::{limit_property, no_arguments, nullable, object, offset_property};
+pub use schema::{limit_property, no_arguments, nullable, object, offset_property, passed_through};
 
 pub type Handler = fn(&mut Backend, &Args) -> ToolResult;
 
@@ -183,11 +183,19 @@ fn caller_fields(tool: &str, arguments: &serde_json::Map<String, Value>) -> Vec<
     fields
 }
 
-/// Every error that came from resmon's answer (it names the route) says
-/// which release answered, once one has confirmed (issue 10 point 5).
+/// Every error that came from resmon's answer says which release answered,
+/// once one has confirmed (issue 10 point 5): the ones that name the route
+/// resmon answered, and the identity refusals. Not "not running" and the
+/// like: nothing answered those, so no release can be named.
 fn with_backend_version(mut error: ToolError, backend: &Backend) -> ToolError {
+    use crate::error::Code;
+    let from_an_answer = match error.code {
+        Code::BackendUnavailable | Code::InvalidArgument if !error.detail.contains_key("status") => false,
+        Code::IdentityUnavailable | Code::InstanceMismatch => true,
+        _ => error.detail.contains_key("route"),
+    };
     if let Some(version) = backend.backend_version()
-        && error.detail.contains_key("route")
+        && from_an_answer
         && !error.detail.contains_key("backend_version")
     {
         error.detail.insert("backend_version".into(), json!(version));

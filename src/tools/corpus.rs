@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::papers::{self, Authors, IdField};
-use super::{Tool, limit_property, nullable, object};
+use super::{Tool, limit_property, nullable, object, passed_through};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::ToolResult;
@@ -150,7 +150,7 @@ fn doc_input() -> Value {
 }
 
 fn why_output() -> Value {
-    object(
+    passed_through(object(
         json!({
             "document": {"type": "object"},
             "source": {"type": "object", "description": "The source, and how it combines keywords."},
@@ -168,11 +168,11 @@ fn why_output() -> Value {
             "fields_checked": {"type": "array", "items": {"type": "string"}},
         }),
         &[],
-    )
+    ))
 }
 
 fn lifecycle_output() -> Value {
-    object(
+    passed_through(object(
         json!({
             "document_id": {"type": "integer"},
             "events": {
@@ -183,7 +183,7 @@ fn lifecycle_output() -> Value {
             "check_status": nullable("ok, no_identifier or error; null when never checked."),
         }),
         &[],
-    )
+    ))
 }
 
 fn search_corpus(backend: &mut Backend, args: &Args) -> ToolResult {
@@ -231,7 +231,7 @@ fn shape_search(reply: &Value, asked_semantic: bool) -> ToolResult {
     }
     let Some(papers) = rows.iter().map(|row| paper(row, served_semantic)).collect::<Option<Vec<Value>>>()
     else {
-        return Err(backend::unexpected_shape(ROUTE, "papers carrying their corpus id"));
+        return Err(backend::unexpected_shape(ROUTE, "papers carrying their corpus `id`"));
     };
     let next_cursor = reply.get("next_cursor").filter(|cursor| cursor.is_string()).cloned();
     let has_more = reply.get("has_more").and_then(Value::as_bool).unwrap_or(next_cursor.is_some());
@@ -283,7 +283,7 @@ fn shape_similar(reply: &Value, route: &str) -> ToolResult {
         backend::require_fields(route, row, &[("id", backend::Kind::Integer)])?;
     }
     let Some(papers) = rows.iter().map(|row| paper(row, true)).collect::<Option<Vec<Value>>>() else {
-        return Err(backend::unexpected_shape(route, "neighbours carrying their corpus id"));
+        return Err(backend::unexpected_shape(route, "neighbours carrying their corpus `id`"));
     };
     let given = reply.get("reason").filter(|reason| reason.as_str().is_some_and(|s| !s.trim().is_empty()));
     let reason = match (given, papers.is_empty()) {

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use super::papers::{self, Authors, IdField};
 use super::routines::parse_json_text;
 use super::system::{checked_health, identity_property};
-use super::{Tool, limit_property, nullable, object, offset_property};
+use super::{Tool, limit_property, nullable, object, offset_property, passed_through};
 use crate::args::Args;
 use crate::backend::{self, Backend, Kind, Method};
 use crate::error::ToolResult;
@@ -206,10 +206,9 @@ fn record_output() -> Value {
         }),
         &["query_as_sent", "queries_as_sent"],
     );
-    object(
+    let mut schema = passed_through(object(
         json!({
             "record_type": {"type": "string"},
-            "search": search,
             "coverage": {"type": "object"},
             "sources": {"type": "array", "items": {"type": "object"}},
             "identification": {"type": "object"},
@@ -217,7 +216,10 @@ fn record_output() -> Value {
             "caveats": {"type": "array", "items": {"type": "string"}},
         }),
         &["search"],
-    )
+    ));
+    // `search` is checked and completed here, so its shape holds.
+    schema["properties"]["search"] = search;
+    schema
 }
 
 fn list_executions(backend: &mut Backend, args: &Args) -> ToolResult {
@@ -292,7 +294,9 @@ fn filtered_page(
     let mut seen = std::collections::HashSet::new();
     let mut exhausted = false;
     for page in 0..MAX_BACKEND_PAGES {
-        if started.elapsed() > SCAN_TIME_BOUND {
+        // The scan stops with a third of the call's deadline still left, so
+        // the answer (with its note) is never lost to the deadline.
+        if started.elapsed() > SCAN_TIME_BOUND || backend.time_left() < backend.request_timeout() / 3 {
             break;
         }
         let rows = fetch_runs(backend, page * BACKEND_PAGE, BACKEND_PAGE)?;
@@ -359,10 +363,12 @@ fn get_execution(backend: &mut Backend, args: &Args) -> ToolResult {
     // request, then health must match it before the execution is asked for.
     let expected = identity::expected_runtime_id(args.get("expected_runtime_id"))?;
     let exec_id = args.required_int("exec_id")?;
+    backend.pin(expected.clone());
     if let Some(expected) = expected.as_deref() {
         checked_health(backend, Some(expected))?;
     }
     let query: Vec<(&str, String)> = expected.iter().map(|id| ("expected_runtime_id", id.clone())).collect();
+    let route = format!("GET /api/executions/{exec_id}");
     let reply = backend.send(Method::Get, &format!("/api/executions/{exec_id}"), &query, None)?;
     if expected.is_some()
         && reply.status == 409
@@ -372,10 +378,10 @@ fn get_execution(backend: &mut Backend, args: &Args) -> ToolResult {
     }
     backend::success(&reply)?;
     let body = reply.json_object()?;
-    require_execution(&format!("GET /api/executions/{exec_id}"), &body)?;
     // A pinned call discards the whole row unless the reply proves it came
-    // from the expected process; an unpinned one shows identity only when
-    // resmon gave a well-formed one, never an invented one.
+    // from the expected process, and that is judged first (contract-notes 6);
+    // an unpinned one shows identity only when resmon gave a well-formed
+    // one, never an invented one.
     let identity = match expected.as_deref() {
         Some(expected) => {
             identity::check_reply(&body, Some(expected))?;
@@ -384,6 +390,7 @@ fn get_execution(backend: &mut Backend, args: &Args) -> ToolResult {
         None if identity::check_reply(&body, None).is_ok() => body["identity"].clone(),
         None => Value::Null,
     };
+    require_execution(&route, &body)?;
     Ok(execution_detail(body, identity))
 }
 
@@ -439,7 +446,7 @@ fn get_execution_results(backend: &mut Backend, args: &Args) -> ToolResult {
         .map(|record| papers::paper(record, IdField::Id, Authors::Listed).map(Value::Object))
         .collect::<Option<Vec<Value>>>()
         .ok_or_else(|| {
-            backend::unexpected_shape(&format!("GET {route}"), "papers carrying their corpus id")
+            backend::unexpected_shape(&format!("GET {route}"), "papers carrying their corpus `id`")
         })?;
     Ok(json!({
         "exec_id": exec_id,

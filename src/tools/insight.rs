@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Tool, nullable, object};
+use super::{Tool, nullable, object, passed_through};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::{ToolError, ToolResult};
@@ -90,7 +90,7 @@ fn watchdog_output() -> Value {
         }),
         &[],
     );
-    object(
+    let mut schema = passed_through(object(
         json!({
             "checked_at": nullable("When the watchdog ran."),
             "findings": {"type": "array", "items": finding},
@@ -100,7 +100,11 @@ fn watchdog_output() -> Value {
             "muted_hidden": {"type": "integer", "description": "Muted findings left out of `findings`."},
         }),
         &["findings", "muted_hidden"],
-    )
+    ));
+    // These two this server computes, so their types hold whatever resmon sent.
+    schema["properties"]["findings"]["type"] = json!("array");
+    schema["properties"]["muted_hidden"]["type"] = json!("integer");
+    schema
 }
 
 /// `window` is sent when given (routes.json lists it that way). The analytics

@@ -42,7 +42,7 @@ pub enum Authors {
 pub fn paper_schema(authors: Authors) -> Value {
     let mut properties = json!({
         "id": {"type": "integer", "description": "Stored document id; usable as doc_id."},
-        "title": {"type": "string"},
+        "title": nullable("Title, or null when resmon has none for the paper."),
     });
     let mut required = vec!["id", "title"];
     properties["authors"] = json!({
@@ -58,7 +58,7 @@ pub fn paper_schema(authors: Authors) -> Value {
         required.push("authors");
     }
     properties["date"] = nullable("Publication date as resmon stores it (usually YYYY-MM-DD), or null.");
-    properties["source"] = json!({"type": "string", "description": "Source slug, e.g. arxiv."});
+    properties["source"] = nullable("Source slug, e.g. arxiv; null when resmon does not say.");
     properties["doi"] = nullable("DOI, or null.");
     properties["url"] = nullable("Link to the paper, or null.");
     required.extend(["date", "source", "doi", "url"]);
@@ -85,7 +85,8 @@ pub fn paper(row: &Value, id: IdField, authors: Authors) -> Option<Map<String, V
     let text = |name: &str| row.get(name).filter(|value| value.is_string()).cloned().unwrap_or(Value::Null);
     let mut out = Map::new();
     out.insert("id".into(), json!(id));
-    out.insert("title".into(), json!(row.get("title").and_then(Value::as_str).unwrap_or_default()));
+    // Absent values are null, never an invented empty string (issue 10 point 11).
+    out.insert("title".into(), text("title"));
     if authors == Authors::Listed || row.get("authors").is_some_and(|names| !names.is_null()) {
         let names = author_names(row.get("authors"));
         let total = names.len();
@@ -95,10 +96,7 @@ pub fn paper(row: &Value, id: IdField, authors: Authors) -> Option<Map<String, V
         }
     }
     out.insert("date".into(), text("publication_date"));
-    out.insert(
-        "source".into(),
-        json!(row.get("source_repository").and_then(Value::as_str).unwrap_or_default()),
-    );
+    out.insert("source".into(), text("source_repository"));
     out.insert("doi".into(), text("doi"));
     out.insert("url".into(), text("url"));
     Some(out)

@@ -129,17 +129,27 @@ fn get_output() -> Value {
         json!({
             "id": {"type": "integer"},
             "kind": nullable("person, institution or group; null when resmon did not say."),
-            "display_name": {"type": "string"},
-            "names": {"type": "array", "items": {}},
-            "identifiers": {"type": "object", "description": "Per scheme (orcid, openalex, ror, semantic_scholar): value and citation."},
-            "affiliations": {"type": "array", "items": {}},
+            "display_name": nullable("The name shown in the app."),
+            "names": nullable("Every name the profile matches on."),
+            "identifiers": nullable("Per scheme (orcid, openalex, ror, semantic_scholar): value and citation."),
+            "affiliations": nullable("Affiliations that back a name match."),
             "basis_warning": basis_warning_schema(),
-            "match_total": {"type": "integer"},
-            "by_basis": by_basis_schema(),
+            "match_total": nullable("Every match of the profile (not a page); null when totals_unavailable says why."),
+            "by_basis": by_basis_or_null(),
+            "totals_unavailable": nullable("Why match_total and by_basis are null; null when they are given."),
             "what_a_basis_means": glossary_schema(),
         }),
-        &["id", "basis_warning", "match_total", "by_basis", "what_a_basis_means"],
+        &["id", "basis_warning", "match_total", "by_basis", "totals_unavailable", "what_a_basis_means"],
     )
+}
+
+/// by_basis, or null when the matches route could not give it.
+fn by_basis_or_null() -> Value {
+    let mut schema = nullable("Matches per basis, or null when totals_unavailable says why.");
+    if let Some(properties) = by_basis_schema().get("properties") {
+        schema["properties"] = properties.clone();
+    }
+    schema
 }
 
 fn matches_output() -> Value {
@@ -150,7 +160,7 @@ fn matches_output() -> Value {
         ("basis", json!({"type": "string", "description": "identifier, name+affiliation or name_only."})),
         (
             "matched_author",
-            json!({"type": "string", "description": "The author string on the paper that matched."}),
+            nullable("The author string on the paper that matched; null when resmon did not say."),
         ),
         (
             "evidence",
@@ -284,12 +294,27 @@ fn get_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
     let profile = backend.get_object(&format!("/api/profiles/{id}"), &[])?;
     backend::require_fields(&format!("GET /api/profiles/{id}"), &profile, &[("id", backend::Kind::Integer)])?;
     // One match is enough: the answer wants the totals, not the papers.
+    // The profile route is primary; the matches route is secondary, so its
+    // failure leaves the totals null and says why (contract-notes 15).
     let route = format!("/api/profiles/{id}/matches");
-    let matches = backend.get_object(&route, &[("limit", "1".to_string())])?;
-    let (total, by_basis) = totals(&matches, &route)?;
+    let totals =
+        backend.get_object(&route, &[("limit", "1".to_string())]).and_then(|body| totals(&body, &route));
     let Value::Object(mut answer) = decoded_profile(&profile) else { return Ok(Value::Null) };
+    let (total, by_basis, why) = match totals {
+        Ok((total, by_basis)) => (total, by_basis, Value::Null),
+        Err(error) => (
+            Value::Null,
+            Value::Null,
+            json!(format!(
+                "resmon did not give this profile's match counts ({}): {}",
+                error.code.as_str(),
+                error.message
+            )),
+        ),
+    };
     answer.insert("match_total".into(), total);
     answer.insert("by_basis".into(), by_basis);
+    answer.insert("totals_unavailable".into(), why);
     answer.insert("what_a_basis_means".into(), what_a_basis_means());
     Ok(Value::Object(answer))
 }
@@ -317,10 +342,17 @@ fn get_profile_matches(backend: &mut Backend, args: &Args) -> ToolResult {
     };
     for row in rows {
         // A match without its paper's id cannot be explained or exported.
-        backend::require_fields(&format!("GET {route}"), row, &[("document_id", backend::Kind::Integer)])?;
+        backend::require_fields(
+            &format!("GET {route}"),
+            row,
+            &[("document_id", backend::Kind::Integer), ("basis", backend::Kind::String)],
+        )?;
     }
     let Some(matches) = rows.iter().map(match_row).collect::<Option<Vec<Value>>>() else {
-        return Err(backend::unexpected_shape(&format!("GET {route}"), "matches carrying their document_id"));
+        return Err(backend::unexpected_shape(
+            &format!("GET {route}"),
+            "matches carrying their `document_id`",
+        ));
     };
     let has_more = (offset as u64) + (matches.len() as u64) < total.as_u64().unwrap_or(0);
     Ok(json!({
@@ -339,10 +371,13 @@ fn get_profile_matches(backend: &mut Backend, args: &Args) -> ToolResult {
 /// corpus id the row promises.
 fn match_row(row: &Value) -> Option<Value> {
     let mut out = papers::paper(row, IdField::DocumentId, Authors::IfGiven)?;
-    out.insert("basis".into(), json!(row.get("basis").and_then(Value::as_str).unwrap_or("name_only")));
+    // The basis is the one thing a match must never be shown without
+    // (contract 1.0 "Watch profiles and the basis of a match"): a row without
+    // one is refused by the caller of this function, never given a default.
+    out.insert("basis".into(), row.get("basis").filter(|basis| basis.is_string()).cloned()?);
     out.insert(
         "matched_author".into(),
-        json!(row.get("matched_author").and_then(Value::as_str).unwrap_or("")),
+        row.get("matched_author").filter(|name| name.is_string()).cloned().unwrap_or(Value::Null),
     );
     out.insert("evidence".into(), parse_json_text(row.get("evidence")));
     out.insert("first_seen_at".into(), row.get("first_seen_at").cloned().unwrap_or(Value::Null));

@@ -69,11 +69,11 @@ fn list_output() -> Value {
             "sources": nullable("Source slugs; null when resmon's stored parameters could not be read."),
             "keywords": nullable("The terms; null when resmon's stored parameters could not be read."),
             "entity": nullable("{profile_id, mode} for a routine that watches a profile, else null."),
-            "is_active": {"type": "boolean", "description": "Whether it fires on its schedule."},
-            "ai_enabled": {"type": "boolean"},
-            "email_enabled": {"type": "boolean"},
-            "email_ai_summary_enabled": {"type": "boolean"},
-            "notify_on_complete": {"type": "boolean"},
+            "is_active": nullable("Whether it fires on its schedule; null when resmon's value is unreadable."),
+            "ai_enabled": nullable("Boolean; null when unreadable."),
+            "email_enabled": nullable("Boolean; null when unreadable."),
+            "email_ai_summary_enabled": nullable("Boolean; null when unreadable."),
+            "notify_on_complete": nullable("Boolean; null when unreadable."),
             "last_run_at": nullable("When it last ran, or null."),
             "last_status": nullable("Status of its newest run, or null."),
             "missed_fires": missed_fires_schema(),
@@ -137,11 +137,11 @@ fn get_output() -> Value {
             "schedule_cron": nullable("Cron expression."),
             "parameters": nullable("The routine's search, decoded from resmon's JSON text."),
             "intent": nullable("The sentence the coverage audit compares against, or null."),
-            "is_active": {"type": "boolean"},
-            "email_enabled": {"type": "boolean"},
-            "email_ai_summary_enabled": {"type": "boolean"},
-            "ai_enabled": {"type": "boolean"},
-            "notify_on_complete": {"type": "boolean"},
+            "is_active": nullable("Whether it fires on its schedule; null when resmon's value is unreadable."),
+            "email_enabled": nullable("Boolean; null when unreadable."),
+            "email_ai_summary_enabled": nullable("Boolean; null when unreadable."),
+            "ai_enabled": nullable("Boolean; null when unreadable."),
+            "notify_on_complete": nullable("Boolean; null when unreadable."),
             "missed_fires": missed_fires_schema(),
             "missed_fire_details": nullable("Each missed fire, oldest first: due_at_utc, observed_at_utc, disposition."),
             "coverage": coverage_schema(),
@@ -179,7 +179,7 @@ fn list_routines(backend: &mut Backend, args: &Args) -> ToolResult {
     }
     // The route has no filter of its own (NOTES.md "Traps"), so it is applied here.
     let matching: Vec<&Value> =
-        rows.iter().filter(|row| !active_only || flag(row.get("is_active"))).collect();
+        rows.iter().filter(|row| !active_only || flag(row.get("is_active")) == Some(true)).collect();
     let listed: Vec<Value> = matching.iter().take(MAX_ROUTINES).map(|row| list_row(row)).collect();
     Ok(json!({
         "routines": listed,
@@ -201,7 +201,7 @@ fn list_row(row: &Value) -> Value {
     out.insert("keywords".into(), if readable { keywords_of(&parameters) } else { Value::Null });
     out.insert("entity".into(), parameters.get("entity").cloned().unwrap_or(Value::Null));
     for name in FLAGS {
-        out.insert(name.into(), Value::Bool(flag(row.get(name))));
+        out.insert(name.into(), flag_value(row.get(name)));
     }
     out.insert("last_run_at".into(), field("last_executed_at"));
     out.insert("last_status".into(), field("last_status"));
@@ -269,8 +269,8 @@ fn routine_record(routine: Value) -> Map<String, Value> {
         }
     }
     for name in FLAGS {
-        let value = flag(record.get(name));
-        record.insert(name.into(), Value::Bool(value));
+        let value = flag_value(record.get(name));
+        record.insert(name.into(), value);
     }
     for name in ["parameters", "missed_fires", "missed_fire_details"] {
         record.entry(name).or_insert(Value::Null);
@@ -404,14 +404,23 @@ pub(super) fn parse_json_text(value: Option<&Value>) -> Value {
     }
 }
 
-/// A flag as the list route's 0/1 or the detail route's boolean.
-fn flag(value: Option<&Value>) -> bool {
-    match value {
-        Some(Value::Bool(flag)) => *flag,
-        Some(Value::Number(number)) => number.as_f64().is_some_and(|n| n != 0.0),
-        Some(Value::String(text)) => matches!(text.as_str(), "1" | "true" | "True"),
-        _ => false,
+/// A flag as the list route's 0/1 or the detail route's boolean; None for
+/// anything else, which is shown as null rather than guessed at
+/// (contract-notes 20).
+fn flag(value: Option<&Value>) -> Option<bool> {
+    match value? {
+        Value::Bool(flag) => Some(*flag),
+        Value::Number(number) => match number.as_i64() {
+            Some(0) => Some(false),
+            Some(1) => Some(true),
+            _ => None,
+        },
+        _ => None,
     }
+}
+
+fn flag_value(value: Option<&Value>) -> Value {
+    flag(value).map_or(Value::Null, Value::Bool)
 }
 
 fn string_list(value: Option<&Value>) -> Vec<String> {
@@ -482,10 +491,12 @@ mod tests {
 
     #[test]
     fn flags_read_both_forms() {
-        assert!(flag(Some(&json!(1))));
-        assert!(!flag(Some(&json!(0))));
-        assert!(flag(Some(&json!(true))));
-        assert!(!flag(None));
+        assert_eq!(flag(Some(&json!(1))), Some(true));
+        assert_eq!(flag(Some(&json!(0))), Some(false));
+        assert_eq!(flag(Some(&json!(true))), Some(true));
+        assert_eq!(flag(Some(&json!("maybe"))), None);
+        assert_eq!(flag(Some(&json!(2))), None);
+        assert_eq!(flag(None), None);
     }
 
     #[test]

@@ -21,6 +21,31 @@ pub fn nullable(description: &str) -> Value {
     json!({"description": description})
 }
 
+/// An answer passed through from resmon (contract-notes 9 and 10): its
+/// fields are described but not typed below the root, since any of them
+/// may come back null or in a shape a newer release chose, and the answer
+/// must still validate (issue 10 point 11). Fields this server computes
+/// itself are typed by the caller after this.
+pub fn passed_through(mut schema: Value) -> Value {
+    fn strip(schema: &mut Value) {
+        if let Some(object) = schema.as_object_mut() {
+            object.remove("type");
+            for key in ["properties"] {
+                if let Some(Value::Object(properties)) = object.get_mut(key) {
+                    properties.values_mut().for_each(strip);
+                }
+            }
+            if let Some(items) = object.get_mut("items") {
+                strip(items);
+            }
+        }
+    }
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.values_mut().for_each(strip);
+    }
+    schema
+}
+
 /// A page size: 25 unless given, larger values clamped to 100 by the handler.
 pub fn limit_property() -> Value {
     json!({"type": "integer", "minimum": 1, "description": "Default 25, max 100."})

@@ -115,11 +115,11 @@ fn routine_record_schema() -> Value {
             "schedule_cron": {"type": "string"},
             "parameters": nullable("The search: query, repositories, keywords, entity."),
             "intent": nullable("The sentence a coverage audit compares results with, or null."),
-            "is_active": {"type": "boolean", "description": "As resmon stored it: false until activate_routine."},
-            "ai_enabled": {"type": "boolean"},
-            "email_enabled": {"type": "boolean"},
-            "email_ai_summary_enabled": {"type": "boolean"},
-            "notify_on_complete": {"type": "boolean"},
+            "is_active": nullable("As resmon stored it: false until activate_routine (null: unreadable)."),
+            "ai_enabled": nullable("Boolean, or null when resmon's value is in neither form."),
+            "email_enabled": nullable("Boolean, or null when resmon's value is in neither form."),
+            "email_ai_summary_enabled": nullable("Boolean, or null when resmon's value is in neither form."),
+            "notify_on_complete": nullable("Boolean, or null when resmon's value is in neither form."),
         }),
         &["id", "name", "schedule_cron", "parameters", "intent", "is_active"],
     )
@@ -159,8 +159,8 @@ fn create_watch_profile_output() -> Value {
             "profile": object(
                 json!({
                     "id": {"type": "integer"},
-                    "kind": {"type": "string"},
-                    "display_name": {"type": "string"},
+                    "kind": nullable("person, institution or group; null when resmon did not say."),
+                    "display_name": nullable("The name shown in the app."),
                     "basis_warning": nullable("The same warning, as stored."),
                 }),
                 &["id"],
@@ -182,26 +182,33 @@ fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     let body = routine_body(args)?;
     let created = backend.request_json(Method::Post, "/api/routines", &[], Some(&body))?;
     let Some(id) = created.get("id").and_then(Value::as_i64) else {
-        return Err(backend::unexpected_shape("POST /api/routines", "an object with an integer id"));
+        return Err(backend::unexpected_shape("POST /api/routines", "an object with an integer `id`"));
     };
-    let record = backend.get_object(&format!("/api/routines/{id}"), &[]).map_err(|error| {
+    // The routine exists from here on: whatever goes wrong reading it back,
+    // the answer says it was created and how to see it.
+    let created_note = |error: ToolError| {
         error.with_detail("created_routine_id", json!(id)).with_detail(
             "note",
-            json!("The routine was created, inactive, but reading it back failed; get_routine shows it."),
+            json!(format!(
+                "Routine {id} was created, but reading it back failed; get_routine shows it. Do not \
+                 create it again."
+            )),
         )
-    })?;
-    let routine = routine_record(&record)?;
+    };
+    let record = backend.get_object(&format!("/api/routines/{id}"), &[]).map_err(created_note)?;
+    let routine = routine_record(&record).map_err(created_note)?;
     let warning = created.get("entity_warning").cloned().filter(Value::is_string).unwrap_or(Value::Null);
-    let not_kept = not_kept(&body, &routine);
+    let not_kept = not_kept(args, &body, &record, &routine);
     let mut detail = routine_detail(id, &routine, warning.as_str());
     if !not_kept.is_empty() {
         // An older resmon drops fields it does not know without a word; the
         // read-back is the only witness, so the answer says what it shows.
         detail.push_str(&format!(
             " resmon did not keep {} of what was sent ({}): the read-back lacks {}, so that part of \
-             the routine does not exist in resmon. Updating resmon should let it keep them.",
+             the routine does not exist in resmon. Updating resmon should let it keep {}.",
             if not_kept.len() == 1 { "one field" } else { "some fields" },
             not_kept.join(", "),
+            if not_kept.len() == 1 { "it" } else { "them" },
             if not_kept.len() == 1 { "it" } else { "them" },
         ));
     }
@@ -210,23 +217,27 @@ fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     Ok(json!({"routine": routine, "entity_warning": warning, "not_kept": not_kept, "detail": detail}))
 }
 
-/// The arguments whose values the read-back does not carry, by the
-/// caller's names: a field sent with a value that comes back absent or null.
-fn not_kept(sent: &Value, routine: &Value) -> Vec<String> {
-    let missing = |value: Option<&Value>| value.is_none_or(Value::is_null);
+/// The arguments the caller gave whose values the read-back does not
+/// carry, by the caller's names: a value sent that comes back absent (or
+/// null, for the text and list fields; a flag that comes back null was
+/// kept in a form resmon could not read, which is not the same thing).
+fn not_kept(args: &Args, sent: &Value, stored: &Value, routine: &Value) -> Vec<String> {
+    let absent = |value: Option<&Value>| value.is_none_or(Value::is_null);
     let mut out = Vec::new();
-    for (field, argument) in [("intent", "intent"), ("ai_enabled", "ai_enabled")]
-        .into_iter()
-        .chain(ROUTINE_SWITCHES.iter().map(|switch| (*switch, *switch)))
-    {
-        if !missing(sent.get(field)) && missing(routine.get(field)) {
-            out.push(argument.to_string());
+    let given = |argument: &str| args.get(argument).is_some();
+    if given("intent") && absent(routine.get("intent")) {
+        out.push("intent".to_string());
+    }
+    for flag in std::iter::once("ai_enabled").chain(ROUTINE_SWITCHES) {
+        if given(flag) && stored.get(flag).is_none() {
+            out.push(flag.to_string());
         }
     }
     let stored = routine.get("parameters");
     for (field, argument) in [("keywords", "keywords"), ("repositories", "sources"), ("entity", "entity")] {
-        if !missing(sent.pointer(&format!("/parameters/{field}")))
-            && missing(stored.and_then(|parameters| parameters.get(field)))
+        if given(argument)
+            && !absent(sent.pointer(&format!("/parameters/{field}")))
+            && absent(stored.and_then(|parameters| parameters.get(field)))
         {
             out.push(argument.to_string());
         }
@@ -316,12 +327,11 @@ fn routine_record(record: &Value) -> Result<Value, ToolError> {
         routine.insert(column.into(), parsed);
     }
     for flag in ROUTINE_FLAGS {
-        let Some(value) = routine.get(flag) else { continue };
-        match value.as_bool().or_else(|| value.as_i64().map(|number| number != 0)) {
-            Some(on) => routine.insert(flag.into(), json!(on)),
-            // A flag in neither form is dropped rather than guessed at.
-            None => routine.shift_remove(flag),
-        };
+        // A flag in neither form, or absent, is shown as null rather than
+        // guessed at (contract-notes 7 and 20).
+        let value = routine.get(flag).cloned().unwrap_or(Value::Null);
+        let read = value.as_bool().or_else(|| value.as_i64().filter(|n| *n == 0 || *n == 1).map(|n| n == 1));
+        routine.insert(flag.into(), read.map_or(Value::Null, Value::Bool));
     }
     routine.entry("intent").or_insert(Value::Null);
     let routine = Value::Object(routine);
@@ -332,7 +342,6 @@ fn routine_record(record: &Value) -> Result<Value, ToolError> {
             ("id", backend::Kind::Integer),
             ("name", backend::Kind::String),
             ("schedule_cron", backend::Kind::String),
-            ("is_active", backend::Kind::Boolean),
         ],
     )?;
     Ok(routine)
@@ -342,6 +351,11 @@ fn routine_detail(id: i64, routine: &Value, warning: Option<&str>) -> String {
     let state = if routine["is_active"] == json!(false) {
         format!(
             "Routine {id} was created inactive: it will not run until activate_routine puts it on the schedule."
+        )
+    } else if routine["is_active"].is_null() {
+        format!(
+            "Routine {id} was created, sent as inactive, but resmon's read-back does not say whether it is \
+             active; check it with get_routine."
         )
     } else {
         format!(
@@ -359,7 +373,7 @@ fn create_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
     let body = profile_body(args)?;
     let profile = backend.request_json(Method::Post, "/api/profiles", &[], Some(&body))?;
     let Some(id) = profile.get("id").and_then(Value::as_i64) else {
-        return Err(backend::unexpected_shape("POST /api/profiles", "a profile with an integer id"));
+        return Err(backend::unexpected_shape("POST /api/profiles", "a profile with an integer `id`"));
     };
     // When resmon leaves the warning off, decide from what was sent: only an
     // ORCID lets matches rest on an identifier (NOTES disagreement 15).
@@ -432,7 +446,7 @@ fn switch_routine(backend: &mut Backend, args: &Args, action: &str) -> ToolResul
     let answer = backend.request_json(Method::Post, &route, &[], None)?;
     match (answer.get("id").and_then(Value::as_i64), answer.get("is_active").and_then(Value::as_bool)) {
         (Some(id), Some(is_active)) => Ok(json!({"id": id, "is_active": is_active})),
-        _ => Err(backend::unexpected_shape(&format!("POST {route}"), "{id, is_active}")),
+        _ => Err(backend::unexpected_shape(&format!("POST {route}"), "`id` and a boolean `is_active`")),
     }
 }
 

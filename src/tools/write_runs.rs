@@ -94,7 +94,7 @@ fn run_sweep(backend: &mut Backend, args: &Args) -> ToolResult {
     backend::success(&reply)?;
     let answer = reply.json_object()?;
     let Some(execution_id) = answer.get("execution_id").and_then(Value::as_i64) else {
-        return Err(backend::unexpected_shape(&reply.route, "an object with an integer execution_id"));
+        return Err(backend::unexpected_shape(&reply.route, "an object with an integer `execution_id`"));
     };
     Ok(json!({
         "execution_id": execution_id,
@@ -168,7 +168,10 @@ fn run_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     // Started means an execution to poll: a start without its id would leave
     // the caller nothing to follow, so it is not reported as a start.
     if answer["queued"] == json!(false) && !answer["execution_id"].is_i64() {
-        return Err(backend::unexpected_shape(&format!("POST {path}"), "an execution_id for a started run"));
+        return Err(backend::unexpected_shape(
+            &format!("POST {path}"),
+            "an `execution_id` for a started run",
+        ));
     }
     Ok(answer)
 }

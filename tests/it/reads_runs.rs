@@ -448,7 +448,17 @@ fn list_executions_reads_pages_until_it_has_enough() {
 
 #[test]
 fn list_executions_stops_at_its_bound_and_says_so() {
-    let (_dir, fake, mut session) = started();
+    // The page bound is what is tested here, so the call gets the whole
+    // production deadline: on a loaded machine 50 pages can take longer
+    // than the tests' usual short bound, and the scan would then stop early
+    // (rightly, and saying so) before reaching it.
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let mut env = env_for(&fake);
+    env.push(("RESMON_MCP_TIMEOUT_MS".into(), "30000".into()));
+    let mut session = Session::initialized(&env);
+    structured(&session.call("health", json!({})));
+    fake.clear_requests();
     let rows: Vec<Value> = (0..500)
         .map(|n| {
             json!({"id": n + 1, "execution_type": "deep_sweep", "routine_id": 1, "status": "completed",

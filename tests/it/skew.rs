@@ -251,6 +251,7 @@ fn check_probes_every_tool_and_names_the_missing_ones() {
     assert_eq!(verdict("get_search_record")["available"], false);
     assert_eq!(verdict("get_search_record")["route"], "GET /api/executions/{id}/search-record");
     assert_eq!(verdict("get_watchdog_findings")["available"], false);
+    assert_eq!(verdict("get_analytics")["available"], false, "one of its six views is missing");
     assert_eq!(
         verdict("get_routine")["available"],
         true,
@@ -267,7 +268,13 @@ fn check_probes_every_tool_and_names_the_missing_ones() {
         assert_eq!(request.method, "GET", "the probe sent a {} {}", request.method, request.path);
     }
     let text = String::from_utf8_lossy(&run_cli(&["--check"], &env_for(&fake)).stdout).to_string();
-    assert!(text.contains("21 of 25 tools available on resmon 2.1.0"), "{text}");
+    assert!(text.contains("20 of 25 tools available on resmon 2.1.0"), "{text}");
+    assert!(
+        text.contains(
+            "missing: get_analytics: resmon does not serve GET /api/analytics/discovery-lag (1 of the 6"
+        ),
+        "{text}"
+    );
     assert!(text.contains("missing: get_search_record: resmon does not serve"), "{text}");
 }
 
@@ -288,7 +295,7 @@ fn keys_of(value: &Value, into: &mut std::collections::BTreeSet<String>) {
 /// A resmon whose rows lack a field must never produce an answer that breaks
 /// the tool's own outputSchema: the property is nullable, or the tool answers
 /// upstream_error naming the route and the field (issue 10 point 11).
-/// Session::call checks every success against the outputSchema.
+/// Each field is left out, and then set to null, in turn.
 #[test]
 fn answers_keep_their_output_schema_when_resmon_leaves_out_any_field() {
     let (_dir, fake, mut session) = started();
@@ -306,22 +313,25 @@ fn answers_keep_their_output_schema_when_resmon_leaves_out_any_field() {
                 keys_of(&answer, &mut keys);
             }
         }
-        for key in keys {
-            fake.set_fault(Fault::DropKey(key.clone()));
+        for (key, to_null) in keys.iter().flat_map(|key| [(key.clone(), false), (key.clone(), true)]) {
+            fake.set_fault(if to_null { Fault::NullKey(key.clone()) } else { Fault::DropKey(key.clone()) });
+            let how = if to_null { "with null" } else { "without" };
             let answer = session.request("tools/call", json!({"name": tool, "arguments": arguments}));
             let result = answer["result"].clone();
             checked += 1;
             if result["isError"] == false {
                 let problems = output_problems(tool, &result["structuredContent"]);
                 if let Some(first) = problems.first() {
-                    broken.push(format!("{tool} {arguments} without `{key}`: {first}"));
+                    broken.push(format!("{tool} {arguments} {how} `{key}`: {first}"));
                 }
             } else if result["isError"] == true {
                 let error = tool_error(&result);
                 if error["error"] == "upstream_error" {
-                    let said = format!("{} {}", error["message"], error["detail"]);
-                    if error["detail"]["route"].is_null() || !said.contains(&key) {
-                        unnamed.push(format!("{tool} {arguments} without `{key}`: {error}"));
+                    let message = error["message"].as_str().unwrap_or_default();
+                    let named =
+                        error["detail"]["field"] == key.as_str() || message.contains(&format!("`{key}`"));
+                    if error["detail"]["route"].is_null() || !named {
+                        unnamed.push(format!("{tool} {arguments} {how} `{key}`: {error}"));
                     }
                 }
             }
@@ -336,4 +346,104 @@ fn answers_keep_their_output_schema_when_resmon_leaves_out_any_field() {
         unnamed.len(),
         unnamed.join("\n")
     );
+}
+
+/// A restart between a pinned call's preflight and its execution request:
+/// the one resend is checked against the rediscovered instance first, and a
+/// new process is not the one expected (contract-notes 18).
+#[test]
+fn a_pinned_call_resent_after_a_restart_passes_the_preflight_again() {
+    let (_dir, fake, mut session) = started();
+    structured(&session.call("health", json!({})));
+    let old_runtime = fake.runtime_id();
+    fake.restart_before("GET", "/api/executions/115");
+    fake.clear_requests();
+    let error = tool_error(
+        &session.call("get_execution", json!({"exec_id": 115, "expected_runtime_id": old_runtime})),
+    );
+    assert_eq!(error["error"], "instance_mismatch", "{error}");
+    assert_eq!(error["detail"]["backend_version"], "2.3.0", "identity refusals name the release: {error}");
+    let sent: Vec<String> = fake
+        .requests()
+        .iter()
+        .map(|r| format!("{} {}{} {}", r.method, r.path, if r.query.is_empty() { "" } else { "?" }, r.status))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            "GET /api/health? 200",
+            "GET /api/executions/115? 401",
+            "GET /api/health 200",
+            "GET /api/health? 409",
+        ],
+        "preflight, refused request, rediscovery, preflight again; the execution is not resent"
+    );
+}
+
+/// A write whose answer was lost may have been carried out: the answer says
+/// so instead of inviting a blind retry.
+#[test]
+fn a_write_whose_answer_was_lost_says_it_may_have_happened() {
+    let (_dir, fake, mut session) = started();
+    structured(&session.call("health", json!({})));
+    fake.set_fault_for("POST", "/api/search/sweep", Fault::CloseWithoutAnswer);
+    let error =
+        tool_error(&session.call("run_sweep", json!({"query": "graph attention", "sources": ["arxiv"]})));
+    assert_eq!(error["detail"]["outcome_unknown"], true, "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("may have carried it out"), "{message}");
+    assert!(!message.contains("try again;"), "{message}");
+    // A read that meets the same fault has no such caveat.
+    fake.set_fault_for("GET", "/api/routines", Fault::CloseWithoutAnswer);
+    let error = tool_error(&session.call("list_routines", json!({})));
+    assert!(error["detail"].get("outcome_unknown").is_none(), "{error}");
+}
+
+/// get_watch_profile's primary route is the profile; the matches route is
+/// secondary, so its absence leaves the totals null and says why.
+#[test]
+fn get_watch_profile_reports_its_missing_totals_inside_the_answer() {
+    let (_dir, fake, mut session) = started();
+    fake.lack_route("GET", "/api/profiles/{id}/matches");
+    let answer = structured(&session.call("get_watch_profile", json!({"profile_id": 5}))).clone();
+    assert_eq!(answer["id"], 5);
+    assert_eq!(answer["match_total"], Value::Null);
+    assert_eq!(answer["by_basis"], Value::Null);
+    assert!(answer["totals_unavailable"].as_str().unwrap_or_default().contains("does not serve"), "{answer}");
+    assert!(answer["what_a_basis_means"].is_object() || answer["what_a_basis_means"].is_array(), "{answer}");
+}
+
+/// A routine that was created is never hidden behind a read-back error.
+#[test]
+fn create_routine_says_a_routine_was_created_when_its_read_back_is_unusable() {
+    let (_dir, fake, mut session) = started();
+    fake.set_fault_after("GET", "/api/routines/{id}", 0, Fault::DropKey("schedule_cron".into()));
+    let error = tool_error(&session.call(
+        "create_routine",
+        json!({"name": "Read-back test", "keywords": ["x"], "sources": ["arxiv"], "schedule": "0 8 * * 1"}),
+    ));
+    assert!(error["detail"]["created_routine_id"].is_i64(), "{error}");
+    assert!(error["detail"]["note"].as_str().unwrap().contains("Do not create it again"), "{error}");
+}
+
+/// `--check` shares one bound over all its probes: a stalled resmon costs it
+/// one bound, not one per tool.
+#[test]
+fn check_is_bounded_when_every_probe_stalls() {
+    let (_dir, fake, _session) = started();
+    for (method, path) in ROUTES {
+        if *method == "GET" && *path != "/api/health" {
+            fake.set_fault_for(method, path, Fault::Hang);
+        }
+    }
+    let started = Instant::now();
+    let output = run_cli(&["--check", "--json"], &env_for(&fake));
+    let elapsed = started.elapsed();
+    let bound = Duration::from_millis(TEST_TIMEOUT_MS.parse().unwrap());
+    assert!(elapsed < bound * 3, "took {elapsed:?} for a {bound:?} bound");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["connected"], true);
+    let unknown =
+        report["tools"].as_array().unwrap().iter().filter(|tool| tool["available"].is_null()).count();
+    assert!(unknown >= 20, "stalled probes are unknown, not missing: {report}");
 }

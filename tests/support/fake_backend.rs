@@ -186,6 +186,9 @@ pub enum Fault {
     /// The route's own answer with this key removed from every object in
     /// it, at any depth: a release whose rows lack a field.
     DropKey(String),
+    /// The route's own answer with this key's value set to null in every
+    /// object in it, at any depth.
+    NullKey(String),
 }
 
 const OVERSIZE_BYTES: usize = 20 * 1024 * 1024;
@@ -214,6 +217,9 @@ struct Inner {
     route_faults: Mutex<Vec<(String, String, Fault)>>,
     /// Route faults that start after a number of matching requests passed.
     delayed_faults: Mutex<Vec<(String, String, usize, Fault)>>,
+    /// A route whose next request finds the backend restarted (new token,
+    /// new runtime id) just before it arrives.
+    restart_on: Mutex<Option<(String, String)>>,
     overrides: Mutex<Vec<Override>>,
     stopped: AtomicBool,
     conns: Mutex<HashMap<u64, TcpStream>>,
@@ -294,6 +300,7 @@ impl FakeBackend {
             fault: Mutex::new(Fault::None),
             route_faults: Mutex::new(Vec::new()),
             delayed_faults: Mutex::new(Vec::new()),
+            restart_on: Mutex::new(None),
             overrides: Mutex::new(Vec::new()),
             stopped: AtomicBool::new(false),
             conns: Mutex::new(HashMap::new()),
@@ -460,16 +467,13 @@ impl FakeBackend {
     /// Behaves as a restarted backend on the same port: a new token and a new
     /// runtime id; the token file is rewritten and the old token is refused.
     pub fn restart_with_new_token(&self) {
-        let token = {
-            let mut c = lock(&self.inner.creds);
-            c.token = util::mint_token();
-            c.runtime_id = util::mint_uuid4();
-            let (s, us) = util::now();
-            c.started_at = util::fmt_iso_micros(s, us);
-            c.token.clone()
-        };
-        write_private_file(&self.token_file(), &token)
-            .unwrap_or_else(|e| panic!("fake backend: cannot rewrite the token file: {e}"));
+        restart(&self.inner);
+    }
+
+    /// The next request to `method path` finds the backend restarted on the
+    /// same port, as if resmon restarted between two requests of one call.
+    pub fn restart_before(&self, method: &str, path: &str) {
+        *lock(&self.inner.restart_on) = Some((method.to_string(), path.to_string()));
     }
 
     /// How many connections reached the port `Fault::Redirect` points at.
@@ -787,7 +791,29 @@ fn bearer_of(req: &Request) -> String {
         .unwrap_or_default()
 }
 
+/// A restart on the same port: a new token (written to the token file) and
+/// a new runtime id; the old token is refused from then on.
+fn restart(inner: &Inner) {
+    let token = {
+        let mut c = lock(&inner.creds);
+        c.token = util::mint_token();
+        c.runtime_id = util::mint_uuid4();
+        let (s, us) = util::now();
+        c.started_at = util::fmt_iso_micros(s, us);
+        c.token.clone()
+    };
+    let path = inner.state_dir.join(format!("api-token-{}", inner.port));
+    write_private_file(&path, &token)
+        .unwrap_or_else(|e| panic!("fake backend: cannot rewrite the token file: {e}"));
+}
+
 fn handle(inner: &Inner, req: &Request) -> Outcome {
+    let due =
+        lock(&inner.restart_on).as_ref().is_some_and(|(m, p)| *m == req.method && path_matches(p, &req.path));
+    if due {
+        lock(&inner.restart_on).take();
+        restart(inner);
+    }
     let fault = fault_for(inner, &req.method, &req.path);
     match fault {
         Fault::Unauthorized => return Outcome::Reply(token_invalid()),
@@ -831,7 +857,8 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
                 .with_header("location", &format!("http://127.0.0.1:{}/api/health", inner.decoy_port)),
         ),
         Fault::EchoToken => Some(echo_token(normal(), &bearer_of(req))),
-        Fault::DropKey(key) => Some(drop_key(normal(), &key)),
+        Fault::DropKey(key) => Some(rewrite_key(normal(), &key, false)),
+        Fault::NullKey(key) => Some(rewrite_key(normal(), &key, true)),
         Fault::Status(code, body) => Some(Response::bytes(code, "application/json", body)),
     };
     if let Some(r) = reply {
@@ -844,20 +871,27 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
     Outcome::Reply(canned.unwrap_or_else(normal))
 }
 
-/// Removes `key` from every object of a JSON answer; other answers pass.
-fn drop_key(resp: Response, key: &str) -> Response {
-    fn strip(value: &mut Value, key: &str) {
+/// Removes `key` from every object of a JSON answer, or sets it to null;
+/// other answers pass.
+fn rewrite_key(resp: Response, key: &str, to_null: bool) -> Response {
+    fn strip(value: &mut Value, key: &str, to_null: bool) {
         match value {
             Value::Object(object) => {
-                object.shift_remove(key);
-                object.values_mut().for_each(|inner| strip(inner, key));
+                if to_null {
+                    if let Some(inner) = object.get_mut(key) {
+                        *inner = Value::Null;
+                    }
+                } else {
+                    object.shift_remove(key);
+                }
+                object.values_mut().for_each(|inner| strip(inner, key, to_null));
             }
-            Value::Array(items) => items.iter_mut().for_each(|inner| strip(inner, key)),
+            Value::Array(items) => items.iter_mut().for_each(|inner| strip(inner, key, to_null)),
             _ => (),
         }
     }
     let Ok(mut body) = serde_json::from_slice::<Value>(&resp.body) else { return resp };
-    strip(&mut body, key);
+    strip(&mut body, key, to_null);
     let mut out = Response::json(resp.status, &body);
     out.headers.extend(resp.headers.into_iter().filter(|(name, _)| name != "content-type"));
     out
