@@ -11,6 +11,9 @@ mod calls;
 mod protocol;
 // Discovery, the HTTP client's rules, the error model, health and the CLI.
 mod spine;
+// Discovery's edge cases: special files, quotes, encodings, empty values; `call -`.
+#[cfg(unix)]
+mod discovery;
 // The listing: counts, flags, schema portability, context budget.
 mod surface;
 // Read tools: corpus, documents, sources, analytics, watchdog, exports.
