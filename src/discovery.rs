@@ -21,6 +21,7 @@ use serde_json::json;
 
 use crate::error::{Code, ToolError};
 pub use environment::{Environment, Platform, default_state_dir, is_quoted, native};
+use environment::{expansion, unexpanded_reference};
 use files::Unreadable;
 pub use files::{Text, decode_text};
 
@@ -127,12 +128,12 @@ fn resolve_port(env: &Environment, trace: &mut Trace) -> Result<(u16, String), T
 /// packaged app keeps its database (the backend's discovery facts 1.2, 1.3).
 fn port_file_path(env: &Environment, trace: &mut Trace) -> Result<(PathBuf, PortFileSource), ToolError> {
     if let Some(file) = &env.port_file {
-        let path = path_variable("RESMON_PORT_FILE", file, trace)?;
+        let path = path_variable("RESMON_PORT_FILE", file, env, trace)?;
         return Ok((path, PortFileSource::Variable));
     }
     note_unset(env, "RESMON_PORT_FILE", trace);
     if let Some(db) = &env.db_path {
-        let db = path_variable("RESMON_DB_PATH", db, trace)?;
+        let db = path_variable("RESMON_DB_PATH", db, env, trace)?;
         return Ok((environment::parent_or_dot(&db).join("resmon.port"), PortFileSource::BesideDatabase));
     }
     note_unset(env, "RESMON_DB_PATH", trace);
@@ -142,7 +143,7 @@ fn port_file_path(env: &Environment, trace: &mut Trace) -> Result<(PathBuf, Port
 
 fn state_dir(env: &Environment, trace: &mut Trace) -> Result<PathBuf, ToolError> {
     if let Some(dir) = &env.state_dir {
-        return path_variable("RESMON_STATE_DIR", dir, trace);
+        return path_variable("RESMON_STATE_DIR", dir, env, trace);
     }
     let dir = default_dir(env)?;
     let why = if env.is_empty("RESMON_STATE_DIR") {
@@ -154,11 +155,24 @@ fn state_dir(env: &Environment, trace: &mut Trace) -> Result<PathBuf, ToolError>
     Ok(dir)
 }
 
-/// A path from a RESMON_* variable, refused when it is wrapped in quotes.
-fn path_variable(name: &str, value: &str, trace: &mut Trace) -> Result<PathBuf, ToolError> {
+/// A path from a RESMON_* variable, refused when it is wrapped in quotes or
+/// holds a reference that no shell expanded (and no folder of that literal
+/// name exists).
+fn path_variable(
+    name: &str,
+    value: &str,
+    env: &Environment,
+    trace: &mut Trace,
+) -> Result<PathBuf, ToolError> {
     if is_quoted(value) {
         note(trace, name, format!("set to {value}, quotes included"));
         return Err(quoted(name, value));
+    }
+    if let Some((reference, prefix)) = unexpanded_reference(value)
+        && !native(&prefix.to_string_lossy()).exists()
+    {
+        note(trace, name, format!("set to {value}, with {reference} not expanded"));
+        return Err(unexpanded(name, value, &reference, env));
     }
     let path = native(value);
     note(trace, name, format!("set to {}", path.display()));
@@ -407,6 +421,30 @@ fn quoted(name: &str, value: &str) -> ToolError {
     .with_top_level("tried", json!([]))
 }
 
+/// `%LOCALAPPDATA%\resmon` or `~/…` in a harness's env: harnesses start the
+/// server without a shell, so such a value arrives as written.
+fn unexpanded(name: &str, value: &str, reference: &str, env: &Environment) -> ToolError {
+    let written_out = expansion(reference, env)
+        .map(|expanded| native(&value.replacen(reference, &expanded, 1)).display().to_string());
+    let suggestion = match &written_out {
+        Some(path) => format!(" Here that would be {path}."),
+        None => String::new(),
+    };
+    ToolError::new(
+        Code::BackendUnavailable,
+        format!(
+            "{name} holds {value}, in which {reference} was never expanded: a harness passes env \
+             values on as written, with no shell to expand them, so nothing was read or sent. \
+             Write the path out in full.{suggestion}"
+        ),
+    )
+    .with_detail("source", json!(name))
+    .with_detail("value", json!(value))
+    .with_detail("problem", json!("not_expanded"))
+    .with_detail("written_out", json!(written_out))
+    .with_top_level("tried", json!([]))
+}
+
 fn utf16_port_file(path: &Path, text: &str, order: &str) -> ToolError {
     ToolError::new(
         Code::BackendUnavailable,
@@ -512,6 +550,7 @@ mod tests {
             empty_port(),
             quoted("RESMON_STATE_DIR", "\"/x\""),
             quoted("RESMON_PORT", "'80'"),
+            unexpanded("RESMON_STATE_DIR", "~/x", "~", &Environment::default()),
             malformed("the port file /x/resmon.port", "abc"),
             malformed("RESMON_PORT", "\"80\""),
             utf16_port_file(path, "8742", "UTF-16LE"),

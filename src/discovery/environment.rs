@@ -147,6 +147,73 @@ pub fn is_quoted(value: &str) -> bool {
     matches!((first, last), ('"', '"') | ('\'', '\'') | ('\u{201c}', '\u{201d}') | ('\u{2018}', '\u{2019}'))
 }
 
+/// A reference a shell would have expanded, found in a value that a harness
+/// passed on as written (harnesses start the server without a shell):
+/// `%NAME%`, a leading `~`, `$NAME` or `${NAME}`. Returns the reference and
+/// the path up to and including the component that holds it, so that the
+/// caller can tell a literal folder named so (which is used as it is) from
+/// a reference that was never expanded.
+pub fn unexpanded_reference(value: &str) -> Option<(String, PathBuf)> {
+    let mut prefix = String::new();
+    for (index, component) in value.split_inclusive(['/', '\\']).enumerate() {
+        prefix.push_str(component);
+        let name = component.trim_end_matches(['/', '\\']);
+        let reference = if index == 0 && name == "~" {
+            Some("~".to_string())
+        } else {
+            percent_reference(name).or_else(|| dollar_reference(name))
+        };
+        if let Some(reference) = reference {
+            return Some((reference, PathBuf::from(prefix.trim_end_matches(['/', '\\']))));
+        }
+    }
+    None
+}
+
+fn percent_reference(text: &str) -> Option<String> {
+    let start = text.find('%')?;
+    let length = text[start + 1..].find('%')?;
+    let name = &text[start + 1..start + 1 + length];
+    let plausible = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || "_()".contains(c));
+    plausible.then(|| format!("%{name}%"))
+}
+
+fn dollar_reference(text: &str) -> Option<String> {
+    let start = text.find('$')?;
+    let rest = &text[start + 1..];
+    let (name, reference) = match rest.strip_prefix('{') {
+        Some(braced) => {
+            let name = &braced[..braced.find('}')?];
+            (name, format!("${{{name}}}"))
+        }
+        None => {
+            let length = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            (&rest[..length], format!("${}", &rest[..length]))
+        }
+    };
+    let plausible = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    plausible.then_some(reference)
+}
+
+/// What a reference stands for, when it is one of the variables discovery
+/// read anyway (nothing else is read from the process for a message).
+pub fn expansion(reference: &str, env: &Environment) -> Option<String> {
+    if reference == "~" {
+        return env.home.clone();
+    }
+    let name = reference.trim_matches(['%', '$', '{', '}']);
+    if name.eq_ignore_ascii_case(Platform::current().home_variable()) {
+        env.home.clone()
+    } else if name.eq_ignore_ascii_case("LOCALAPPDATA") {
+        env.local_app_data.clone()
+    } else if name.eq_ignore_ascii_case("XDG_STATE_HOME") {
+        env.xdg_state_home.clone()
+    } else {
+        None
+    }
+}
+
 /// The folder that holds `path`, `.` for a bare file name.
 pub fn parent_or_dot(path: &Path) -> PathBuf {
     match path.parent() {
@@ -166,6 +233,29 @@ mod tests {
         }
         for plain in ["C:\\x", "\"C:\\x", "x\"", "'x\"", "\"", "it's", "a\"b\"c", ""] {
             assert!(!is_quoted(plain), "{plain}");
+        }
+    }
+
+    #[test]
+    fn references_a_shell_would_expand_are_found() {
+        let found = |value: &str| {
+            unexpanded_reference(value).map(|(reference, prefix)| (reference, prefix.display().to_string()))
+        };
+        assert_eq!(found(r"%LOCALAPPDATA%\resmon"), Some(("%LOCALAPPDATA%".into(), "%LOCALAPPDATA%".into())));
+        assert_eq!(found("~/Library/x"), Some(("~".into(), "~".into())));
+        assert_eq!(found("$HOME/.local/state/resmon"), Some(("$HOME".into(), "$HOME".into())));
+        assert_eq!(
+            found("/srv/${XDG_STATE_HOME}/resmon"),
+            Some(("${XDG_STATE_HOME}".into(), "/srv/${XDG_STATE_HOME}".into()))
+        );
+        assert_eq!(
+            found(r"C:\Users\%USERNAME%\x"),
+            Some(("%USERNAME%".into(), r"C:\Users\%USERNAME%".into()))
+        );
+        for plain in
+            [r"C:\Users\me\AppData", "/tmp/100% sure/x", "/tmp/a~b", "/tmp/$5/x", "/tmp/~x", "/a/b%c"]
+        {
+            assert_eq!(found(plain), None, "{plain}");
         }
     }
 

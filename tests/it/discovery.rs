@@ -437,3 +437,55 @@ fn an_unknown_tool_is_named_before_stdin_is_read() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("No tool is named \"no_such_tool\"."), "{stderr}");
 }
+
+#[test]
+fn a_reference_no_shell_expanded_is_named_with_the_path_written_out() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let home = TempDir::new();
+    let cases = [
+        (
+            "RESMON_STATE_DIR",
+            "~/.local/state/resmon".to_string(),
+            "~",
+            show(&home.path().join(".local/state/resmon")),
+        ),
+        (
+            "RESMON_PORT_FILE",
+            "$HOME/resmon.port".to_string(),
+            "$HOME",
+            show(&home.path().join("resmon.port")),
+        ),
+        (
+            "RESMON_STATE_DIR",
+            r"%LOCALAPPDATA%\resmon".to_string(),
+            "%LOCALAPPDATA%",
+            r"C:\Users\me\AppData\Local\resmon".into(),
+        ),
+    ];
+    for (name, value, reference, written_out) in cases {
+        let mut vars: Vec<(String, String)> =
+            env_for(&fake).into_iter().filter(|(key, _)| key != name).collect();
+        vars.push((name.to_string(), value.clone()));
+        vars.push(("HOME".into(), show(home.path())));
+        vars.push(("LOCALAPPDATA".into(), r"C:\Users\me\AppData\Local".into()));
+        let answer = refused(&vars);
+        assert_eq!(answer["detail"]["problem"], "not_expanded", "{answer}");
+        assert_eq!(answer["detail"]["written_out"], written_out, "{answer}");
+        let text = message(&answer);
+        assert!(
+            text.starts_with(&format!("{name} holds {value}, in which {reference} was never expanded")),
+            "{text}"
+        );
+        assert!(text.contains(&format!("Here that would be {written_out}.")), "{text}");
+    }
+    assert!(fake.requests().is_empty());
+    // A folder that really has such a name is used as it is.
+    let literal = dir.path().join("$HOME");
+    std::fs::create_dir(&literal).unwrap();
+    std::fs::copy(fake.token_file(), literal.join(format!("api-token-{}", fake.port()))).unwrap();
+    let vars = env(&[("RESMON_PORT_FILE", show(&fake.port_file())), ("RESMON_STATE_DIR", show(&literal))]);
+    let (code, answer, output) = cli_call("health", json!({}), &vars);
+    assert_eq!(code, Some(0), "{output}");
+    assert_eq!(answer["identity"]["runtime_id"], fake.runtime_id());
+}
