@@ -198,6 +198,42 @@ def harness_session(name, registration_text):
     record(name, not why, "; ".join(why) + f" ({result!r})")
 
 
+def docs_registrations(state_folder):
+    """The Windows registrations in docs/setup.md, run as printed, with only
+    the example user's folders replaced by this prefix's (same style)."""
+    with open(os.path.join(os.environ["WINE_STAGE_REPO"], "docs", "setup.md"), encoding="utf-8") as file:
+        section = file.read().split("\n## Windows\n", 1)[-1].split("\n## ", 1)[0]
+    blocks = section.split("```")
+    json_blocks = [blocks[i + 1][len("json\n"):] for i in range(0, len(blocks) - 1, 2) if blocks[i + 1].startswith("json\n")]
+    toml_blocks = [blocks[i + 1][len("toml\n"):] for i in range(0, len(blocks) - 1, 2) if blocks[i + 1].startswith("toml\n")]
+    record("docs/setup.md's Windows section has two JSON registrations and one TOML registration",
+           len(json_blocks) == 2 and len(toml_blocks) == 1, f"{len(json_blocks)} JSON, {len(toml_blocks)} TOML")
+    replace = {"C:\\Users\\me\\bin\\resmon-mcp.exe": zb(EXE), "C:\\Users\\me\\AppData\\Local\\resmon": state_folder}
+    for index, text in enumerate(json_blocks):
+        try:
+            parsed = json.loads(text)["mcpServers"]["resmon"]
+        except (ValueError, KeyError) as error:
+            record(f"docs JSON registration {index + 1} parses", False, repr(error))
+            continue
+        forward = "/" in parsed["command"]
+        for example, real in replace.items():
+            mine, theirs = (example.replace("\\", "/"), real.replace("\\", "/")) if forward else (example, real)
+            text = text.replace(json.dumps(mine)[1:-1], json.dumps(theirs)[1:-1])
+        harness_session(f"docs JSON registration {index + 1} ({'forward slashes' if forward else 'doubled backslashes'}) "
+                        "connects as printed", text)
+    for text in toml_blocks:
+        try:
+            import tomllib
+            server = tomllib.loads(text)["mcp_servers"]["resmon"]
+        except (ImportError, ValueError, KeyError) as error:
+            record("docs TOML registration parses", False, repr(error))
+            continue
+        server = {"command": replace.get(server["command"], server["command"]),
+                  "env": {key: replace.get(value, value) for key, value in server.get("env", {}).items()}}
+        harness_session("docs TOML registration (single-quoted backslashes) connects as printed",
+                        json.dumps({"mcpServers": {"resmon": server}}))
+
+
 def main():
     started = time.monotonic()
     os.makedirs(PREFIX)
@@ -215,6 +251,15 @@ def main():
     subprocess.run(["wine", "cmd", "/c", "exit"], env=BASE_ENV, timeout=60, check=False, cwd=WORK, **quiet)
     print(f"Wine prefix ready in {time.monotonic() - started:.1f} s", flush=True)
 
+    # What the stand-in is for: without it, a Wine older than 8.13 cannot start the .exe.
+    stand_in = os.path.join(system32, "bcryptprimitives.dll")
+    os.rename(stand_in, stand_in + ".off")
+    bare = exe(["--version"], timeout=30)
+    os.rename(stand_in + ".off", stand_in)
+    if bare.code == 0:
+        print("NOTE this Wine provides ProcessPrng itself; the stand-in is not needed", flush=True)
+    else:
+        print(f"NOTE without the stand-in the .exe does not start under this Wine (exit {bare.code})", flush=True)
     version = exe(["--version"])
     started_ok = version.code == 0 and version.text().startswith("resmon-mcp ")
     record("the .exe starts under Wine (ProcessPrng stand-in in the prefix)", started_ok, repr(version))
@@ -272,6 +317,7 @@ def main():
     record("with nothing set, discovery reads %LOCALAPPDATA%\\resmon and connects",
            default_health.code == 0 and expected in default_check.text(),
            f"{default_check!r} {default_health!r}")
+    docs_registrations(local + "\\resmon")
     default_fake.stop()
 
     # Bad inputs. Each must be answered at once, with what it really is.
