@@ -262,7 +262,7 @@ fn read_token(env: &Environment, port: u16, path: &Path, trace: &mut Trace) -> R
             }
             Err(refusal(
                 format!(
-                    "Port {port} was named, but no token file for it was found at {}, so nothing \
+                    "Port {port} was named, but resmon published no token file at {}, so nothing \
                      was sent to it.{context} {elsewhere} A resmon release older than the local-API \
                      token publishes no token file at all; that resmon must be updated before this \
                      server can use it. Otherwise start resmon, or restart it so that it writes its \

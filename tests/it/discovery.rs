@@ -321,7 +321,7 @@ fn no_token_file_names_the_older_release_and_a_missing_folder() {
     assert_eq!(answer["detail"]["problem"], "absent");
     let text = message(&answer);
     assert!(
-        text.contains(&format!("no token file for it was found at {}", show(&fake.token_file()))),
+        text.contains(&format!("resmon published no token file at {}", show(&fake.token_file()))),
         "{text}"
     );
     assert!(

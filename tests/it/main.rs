@@ -11,9 +11,6 @@ mod calls;
 mod protocol;
 // Discovery, the HTTP client's rules, the error model, health and the CLI.
 mod spine;
-// Discovery's edge cases: special files, quotes, encodings, empty values; `call -`.
-#[cfg(unix)]
-mod discovery;
 // The listing: counts, flags, schema portability, context budget.
 mod surface;
 // Read tools: corpus, documents, sources, analytics, watchdog, exports.
@@ -22,6 +19,9 @@ mod reads_corpus;
 mod reads_runs;
 // Write tools, read-only sessions and the settings guards.
 mod writes;
+// Discovery's edge cases: special files, quotes, encodings, empty values; `call -`.
+#[cfg(unix)]
+mod discovery;
 // Every address the tools send resolves against the route table; 44 pairs.
 mod routes;
 // docs/tools.md is generated from the listing and checked against it.
