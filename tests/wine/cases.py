@@ -198,6 +198,27 @@ def harness_session(name, registration_text):
     record(name, not why, "; ".join(why) + f" ({result!r})")
 
 
+def printed_registrations(form, report):
+    """The registrations `--check` prints once it connects, run on Windows
+    exactly as printed: the mcpServers JSON block and the Codex TOML block.
+    (The command lines are quoted for POSIX shells, and --check says so on
+    Windows.) A build whose --check prints none says so in a NOTE line."""
+    register = report.get("register")
+    if not isinstance(register, dict):
+        print(f"NOTE --check --json carries no registrations in this build ({form}); nothing to run", flush=True)
+        return
+    harness_session(f"--check's printed mcpServers JSON registration starts the server on Windows ({form})",
+                    register.get("json", ""))
+    try:
+        import tomllib
+        server = tomllib.loads(register.get("codex", ""))["mcp_servers"]["resmon"]
+    except (ImportError, ValueError, KeyError) as error:
+        record(f"--check's printed Codex TOML registration parses ({form})", False, repr(error))
+        return
+    harness_session(f"--check's printed Codex TOML registration starts the server on Windows ({form})",
+                    json.dumps({"mcpServers": {"resmon": {"command": server["command"], "env": server.get("env", {})}}}))
+
+
 def docs_registrations(state_folder):
     """The Windows registrations in docs/setup.md, run as printed, with only
     the example user's folders replaced by this prefix's (same style)."""
@@ -290,6 +311,7 @@ def main():
         check_json = exe(["--check", "--json"], env)
         record(f"--check --json reports connected ({form})",
                check_json.code == 0 and (check_json.json() or {}).get("connected") is True, repr(check_json))
+        printed_registrations(form, check_json.json() or {})
         health = exe(["call", "health", "{}"], env)
         record(f"call health answers byte for byte as the Linux build ({form})",
                health.code == 0 and health.stdout == linux_health.stdout and linux_health.returncode == 0,
