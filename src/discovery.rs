@@ -124,8 +124,8 @@ fn resolve_port(env: &Environment, trace: &mut Trace) -> Result<(u16, String), T
 }
 
 /// The single port-file path to read: RESMON_PORT_FILE, else `resmon.port`
-/// beside RESMON_DB_PATH, else in the default state directory where the
-/// packaged app keeps its database (the backend's discovery facts 1.2, 1.3).
+/// beside RESMON_DB_PATH, else in the default state directory, where the
+/// packaged app keeps its database and so writes its port file (contract-notes 1).
 fn port_file_path(env: &Environment, trace: &mut Trace) -> Result<(PathBuf, PortFileSource), ToolError> {
     if let Some(file) = &env.port_file {
         let path = path_variable("RESMON_PORT_FILE", file, env, trace)?;

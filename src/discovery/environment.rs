@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-/// The operating systems whose default state folder differs (the backend's
-/// discovery facts, section 1.1). A value rather than `cfg!` alone, so that
+/// The operating systems whose default state folder differs, as resmon
+/// itself computes it. A value rather than `cfg!` alone, so that
 /// the Windows and macOS wording can be tested on any host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Platform {
@@ -108,8 +108,8 @@ impl Environment {
     }
 }
 
-/// The default state folder (the backend's discovery facts, section 1.1), or
-/// None when the variables it is derived from are unset.
+/// The default state folder, the same one resmon's backend, daemon and app
+/// use, or None when the variables it is derived from are unset.
 pub fn default_state_dir(platform: Platform, env: &Environment) -> Option<PathBuf> {
     match platform {
         Platform::MacOs => Some(native(env.home.as_ref()?).join("Library/Application Support/resmon")),
