@@ -1,50 +1,29 @@
 //! Which backend this server may talk to, and with which token.
 //!
 //! Contract 1.0 "Port discovery", "The local API token" and "When the backend
-//! is not named, or not running"; clarifications 1 and 2. The port comes from
+//! is not named, or not running"; contract-notes 1 and 2. The port comes from
 //! exactly one source, the first of RESMON_PORT and the port file that names
 //! one; there is no default port and never a second candidate. The token is
 //! read for that port only. Confirming the candidate over HTTP is the
 //! backend module's job; this module only reads the environment and files.
 //!
 //! Every step is written to a `Trace` so that `--check` can show a person
-//! what was looked at and why the answer is what it is.
+//! what was looked at and why the answer is what it is. Every refusal says
+//! what was found, as it is on the platform at hand (a directory is not a
+//! permissions problem, a quoted path is not a missing file), and what to do.
 
-use std::fs;
-use std::io::Read;
+mod environment;
+mod files;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
 use crate::error::{Code, ToolError};
-
-/// The variables discovery reads, captured once so that tests and fuzzers can
-/// supply their own. An empty value counts as unset, as it does in resmon.
-#[derive(Clone, Debug, Default)]
-pub struct Environment {
-    pub port: Option<String>,
-    pub port_file: Option<String>,
-    pub db_path: Option<String>,
-    pub state_dir: Option<String>,
-    pub home: Option<String>,
-    pub xdg_state_home: Option<String>,
-    pub local_app_data: Option<String>,
-}
-
-impl Environment {
-    pub fn from_process() -> Environment {
-        let read = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
-        Environment {
-            port: read("RESMON_PORT"),
-            port_file: read("RESMON_PORT_FILE"),
-            db_path: read("RESMON_DB_PATH"),
-            state_dir: read("RESMON_STATE_DIR"),
-            home: read("HOME").or_else(|| read("USERPROFILE")),
-            xdg_state_home: read("XDG_STATE_HOME"),
-            local_app_data: read("LOCALAPPDATA"),
-        }
-    }
-}
+pub use environment::{Environment, Platform, default_state_dir, is_quoted, native};
+use environment::{expansion, unexpanded_reference};
+use files::Unreadable;
+pub use files::{Text, decode_text};
 
 /// One line of the discovery story, for `--check`.
 #[derive(Clone, Debug)]
@@ -79,134 +58,281 @@ pub fn find_candidate(env: &Environment, trace: &mut Trace) -> Result<Candidate,
     let (port, port_source) = resolve_port(env, trace)?;
     let state_dir = state_dir(env, trace)?;
     let token_path = state_dir.join(format!("api-token-{port}"));
-    let token = read_token(port, &token_path, trace)?;
+    let token = read_token(env, port, &token_path, trace)?;
     Ok(Candidate { port, token, port_source, token_path })
+}
+
+/// Where the port file's path came from, for advice that names the right variable.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PortFileSource {
+    Variable,
+    BesideDatabase,
+    DefaultFolder,
 }
 
 /// RESMON_PORT, else the one port-file path chosen by `port_file_path`.
 fn resolve_port(env: &Environment, trace: &mut Trace) -> Result<(u16, String), ToolError> {
     if let Some(raw) = &env.port {
+        if raw.is_empty() {
+            note(trace, "RESMON_PORT", "set but empty");
+            return Err(empty_port());
+        }
         note(trace, "RESMON_PORT", format!("set to {:?}", clip(raw)));
+        if is_quoted(raw) {
+            return Err(quoted("RESMON_PORT", raw));
+        }
         let port = parse_port(raw).ok_or_else(|| malformed("RESMON_PORT", raw))?;
         return Ok((port, "RESMON_PORT".to_string()));
     }
     note(trace, "RESMON_PORT", "not set");
-    let (path, why) = port_file_path(env, trace)?;
-    match read_small_file(&path) {
-        Ok(Some(content)) => {
-            note(trace, format!("port file {}", path.display()), format!("holds {:?}", clip(&content)));
-            let port = parse_port(&content).ok_or_else(|| {
-                malformed(&format!("the port file {}", path.display()), &content)
+    let (path, source) = port_file_path(env, trace)?;
+    let what = format!("port file {}", path.display());
+    let source_words = match source {
+        PortFileSource::Variable => "named by RESMON_PORT_FILE",
+        PortFileSource::BesideDatabase => "beside RESMON_DB_PATH",
+        PortFileSource::DefaultFolder => "in the default state directory",
+    };
+    match files::read_small(&path) {
+        Ok(Some(bytes)) => {
+            let text = decode_text(&bytes);
+            if let Text::Utf16 { text, order } = &text {
+                note(trace, what, format!("is saved as {order} (it reads {:?})", clip(text)));
+                return Err(utf16_port_file(&path, text, order));
+            }
+            let content = text.text();
+            let bom = if matches!(text, Text::Utf8Bom(_)) {
+                " after a UTF-8 byte-order mark, which was ignored"
+            } else {
+                ""
+            };
+            note(trace, what, format!("holds {:?}{bom}", clip(content)));
+            let port = parse_port(content).ok_or_else(|| {
+                malformed(&format!("the port file {}", path.display()), content)
                     .with_detail("port_file", json!(path.display().to_string()))
             })?;
-            Ok((port, format!("the port file {} ({why})", path.display())))
+            Ok((port, format!("the port file {} ({source_words})", path.display())))
         }
         Ok(None) => {
-            note(trace, format!("port file {}", path.display()), "does not exist");
-            Err(no_port_named(&path))
+            note(trace, what, "does not exist");
+            Err(no_port_named_in(&path, env))
         }
-        Err(error) => {
-            note(trace, format!("port file {}", path.display()), format!("cannot be read: {error}"));
-            Err(ToolError::new(
-                Code::BackendUnavailable,
-                format!(
-                    "The port file {} exists but cannot be read ({error}), so no resmon was \
-                     reached. Fix its permissions, or set RESMON_PORT to the port resmon uses.",
-                    path.display()
-                ),
-            )
-            .with_detail("port_file", json!(path.display().to_string()))
-            .with_top_level("tried", json!([])))
+        Err(problem) => {
+            note(trace, what, problem.what());
+            Err(port_file_unreadable(&path, source, &problem))
         }
     }
 }
 
 /// The single port-file path to read: RESMON_PORT_FILE, else `resmon.port`
-/// beside RESMON_DB_PATH, else in the default state directory where the
-/// packaged app keeps its database (discovery.md 1.2 and 1.3).
-fn port_file_path(env: &Environment, trace: &mut Trace) -> Result<(PathBuf, String), ToolError> {
+/// beside RESMON_DB_PATH, else in the default state directory, where the
+/// packaged app keeps its database and so writes its port file (contract-notes 1).
+fn port_file_path(env: &Environment, trace: &mut Trace) -> Result<(PathBuf, PortFileSource), ToolError> {
     if let Some(file) = &env.port_file {
-        note(trace, "RESMON_PORT_FILE", format!("set to {file}"));
-        return Ok((PathBuf::from(file), "named by RESMON_PORT_FILE".into()));
+        let path = path_variable("RESMON_PORT_FILE", file, env, trace)?;
+        return Ok((path, PortFileSource::Variable));
     }
-    note(trace, "RESMON_PORT_FILE", "not set");
+    note_unset(env, "RESMON_PORT_FILE", trace);
     if let Some(db) = &env.db_path {
-        note(trace, "RESMON_DB_PATH", format!("set to {db}"));
-        let dir = Path::new(db).parent().map(Path::to_path_buf).unwrap_or_default();
-        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
-        return Ok((dir.join("resmon.port"), "beside RESMON_DB_PATH".into()));
+        let db = path_variable("RESMON_DB_PATH", db, env, trace)?;
+        return Ok((environment::parent_or_dot(&db).join("resmon.port"), PortFileSource::BesideDatabase));
     }
-    note(trace, "RESMON_DB_PATH", "not set");
-    match default_state_dir(env) {
-        Some(dir) => Ok((dir.join("resmon.port"), "in the default state directory".into())),
-        None => Err(no_home()),
-    }
+    note_unset(env, "RESMON_DB_PATH", trace);
+    let dir = default_dir(env)?;
+    Ok((dir.join("resmon.port"), PortFileSource::DefaultFolder))
 }
 
 fn state_dir(env: &Environment, trace: &mut Trace) -> Result<PathBuf, ToolError> {
     if let Some(dir) = &env.state_dir {
-        note(trace, "RESMON_STATE_DIR", format!("set to {dir}"));
-        return Ok(PathBuf::from(dir));
+        return path_variable("RESMON_STATE_DIR", dir, env, trace);
     }
-    let dir = default_state_dir(env).ok_or_else(no_home)?;
-    note(trace, "RESMON_STATE_DIR", format!("not set; using the default {}", dir.display()));
+    let dir = default_dir(env)?;
+    let why = if env.is_empty("RESMON_STATE_DIR") {
+        "set but empty, which counts as unset (resmon reads it so too)"
+    } else {
+        "not set"
+    };
+    note(trace, "RESMON_STATE_DIR", format!("{why}; using the default {}", dir.display()));
     Ok(dir)
 }
 
-/// The OS default state directory (discovery.md 1.1).
-pub fn default_state_dir(env: &Environment) -> Option<PathBuf> {
-    if cfg!(target_os = "macos") {
-        let home = env.home.as_ref()?;
-        return Some(Path::new(home).join("Library/Application Support/resmon"));
+/// A path from a RESMON_* variable, refused when it is wrapped in quotes or
+/// holds a reference that no shell expanded (and no folder of that literal
+/// name exists).
+fn path_variable(
+    name: &str,
+    value: &str,
+    env: &Environment,
+    trace: &mut Trace,
+) -> Result<PathBuf, ToolError> {
+    if is_quoted(value) {
+        note(trace, name, format!("set to {value}, quotes included"));
+        return Err(quoted(name, value));
     }
-    if cfg!(windows) {
-        if let Some(local) = &env.local_app_data {
-            return Some(Path::new(local).join("resmon"));
-        }
-        return Some(Path::new(env.home.as_ref()?).join("AppData").join("Local").join("resmon"));
+    if let Some((reference, prefix)) = unexpanded_reference(value)
+        && !native(&prefix.to_string_lossy()).exists()
+    {
+        note(trace, name, format!("set to {value}, with {reference} not expanded"));
+        return Err(unexpanded(name, value, &reference, env));
     }
-    if let Some(xdg) = &env.xdg_state_home {
-        return Some(Path::new(xdg).join("resmon"));
-    }
-    Some(Path::new(env.home.as_ref()?).join(".local/state/resmon"))
+    let path = native(value);
+    note(trace, name, format!("set to {}", path.display()));
+    Ok(path)
 }
 
-fn read_token(port: u16, path: &Path, trace: &mut Trace) -> Result<String, ToolError> {
-    let unavailable = |why: &str| {
-        ToolError::new(
-            Code::BackendUnavailable,
-            format!(
-                "resmon on port {port} cannot be reached: {why} Nothing was sent to it. If that \
-                 instance keeps its state elsewhere, set RESMON_STATE_DIR to that directory; \
-                 otherwise start resmon (or restart it so it writes a fresh token) and try again."
-            ),
-        )
-        .with_detail("port", json!(port))
-        .with_detail("token_file", json!(path.display().to_string()))
-        .with_top_level("tried", json!([]))
+fn note_unset(env: &Environment, name: &str, trace: &mut Trace) {
+    if env.is_empty(name) {
+        note(trace, name, "set but empty, which counts as unset (resmon reads it so too)");
+    } else {
+        note(trace, name, "not set");
+    }
+}
+
+/// The default state directory, or the refusal that names the variables the
+/// platform derives it from. A quoted value there is refused like any other.
+fn default_dir(env: &Environment) -> Result<PathBuf, ToolError> {
+    let platform = Platform::current();
+    let used = match platform {
+        Platform::Windows if env.local_app_data.is_some() => ("LOCALAPPDATA", &env.local_app_data),
+        Platform::Xdg if env.xdg_state_home.is_some() => ("XDG_STATE_HOME", &env.xdg_state_home),
+        _ => (platform.home_variable(), &env.home),
     };
+    if let (name, Some(value)) = used
+        && is_quoted(value)
+    {
+        return Err(quoted(name, value));
+    }
+    default_state_dir(platform, env).ok_or_else(|| no_home(platform))
+}
+
+fn read_token(env: &Environment, port: u16, path: &Path, trace: &mut Trace) -> Result<String, ToolError> {
     let what = format!("token file {}", path.display());
-    match read_small_file(path) {
-        Ok(Some(content)) => {
-            let token = content.trim();
+    let refusal = |message: String, problem: &str| {
+        ToolError::new(Code::BackendUnavailable, message)
+            .with_detail("port", json!(port))
+            .with_detail("token_file", json!(path.display().to_string()))
+            .with_detail("problem", json!(problem))
+            .with_top_level("tried", json!([]))
+    };
+    let elsewhere = "If that resmon keeps its state in another folder, set RESMON_STATE_DIR to that folder.";
+    match files::read_small(path) {
+        Ok(Some(bytes)) => {
+            let text = decode_text(&bytes);
+            if let Text::Utf16 { order, .. } = &text {
+                note(trace, what, format!("is saved as {order}, not as the plain text resmon writes"));
+                return Err(refusal(
+                    format!(
+                        "Port {port} was named, but its token file {} is saved as {order}, not as \
+                         the plain text resmon writes, so nothing was sent to it. Restart resmon so \
+                         that it writes a fresh token file. {elsewhere}",
+                        path.display()
+                    ),
+                    "utf16",
+                ));
+            }
+            let token = text.text().trim();
             if is_usable_token(token) {
                 note(trace, what, "present and well-formed (the token itself is never shown)");
                 crate::redact::remember(token);
                 Ok(token.to_string())
             } else {
                 note(trace, what, "present but does not hold a usable token");
-                Err(unavailable(&format!("the token file {} does not hold a usable token.", path.display())))
+                Err(refusal(
+                    format!(
+                        "Port {port} was named, but its token file {} does not hold a usable token, \
+                         so nothing was sent to it. Restart resmon so that it writes a fresh one. \
+                         {elsewhere}",
+                        path.display()
+                    ),
+                    "unusable_token",
+                ))
             }
         }
         Ok(None) => {
             note(trace, what, "does not exist");
-            Err(unavailable(&format!("it published no token file at {}.", path.display())))
+            let folder = environment::parent_or_dot(path);
+            let mut context = String::new();
+            if env.is_empty("RESMON_STATE_DIR") {
+                context.push_str(
+                    " RESMON_STATE_DIR is set but empty, which counts as unset, so the default \
+                     folder was used.",
+                );
+            }
+            if !folder.is_dir() {
+                context.push_str(&format!(" The folder {} does not exist either.", folder.display()));
+            }
+            Err(refusal(
+                format!(
+                    "Port {port} was named, but resmon published no token file at {}, so nothing \
+                     was sent to it.{context} {elsewhere} A resmon release older than the local-API \
+                     token publishes no token file at all; that resmon must be updated before this \
+                     server can use it. Otherwise start resmon, or restart it so that it writes its \
+                     token file, and try again.",
+                    path.display()
+                ),
+                "absent",
+            ))
         }
-        Err(error) => {
-            note(trace, what, format!("cannot be read: {error}"));
-            Err(unavailable(&format!("its token file {} cannot be read ({error}).", path.display())))
+        Err(problem) => {
+            note(trace, what, problem.what());
+            let advice = match &problem {
+                Unreadable::Directory | Unreadable::NotRegular(_) => {
+                    "Check that RESMON_STATE_DIR names resmon's state folder; if it does, move that \
+                     entry away and restart resmon so that it writes its token file."
+                }
+                Unreadable::NotADirectory(_) => "Check that RESMON_STATE_DIR names a folder.",
+                Unreadable::HeldOpen(_) => HELD_OPEN_ADVICE,
+                Unreadable::PermissionDenied(_) => {
+                    "Run this server as the user that runs resmon, or let that user's token file be \
+                     read by this one."
+                }
+                Unreadable::InvalidName(_) => INVALID_NAME_ADVICE,
+                Unreadable::Other(_) => "Check that RESMON_STATE_DIR names resmon's state folder.",
+            };
+            Err(refusal(
+                format!(
+                    "Port {port} was named, but its token file {} {}, so nothing was sent to it. {advice}",
+                    path.display(),
+                    problem.what()
+                ),
+                problem.code(),
+            ))
         }
     }
+}
+
+const HELD_OPEN_ADVICE: &str = "Close the program that holds it (an editor, or a sync, backup or \
+                                antivirus tool) or wait until it lets go, then try again.";
+const INVALID_NAME_ADVICE: &str = "Check the value for stray characters (quotes, a trailing space, a \
+                                   character copied from a document) and correct it.";
+
+fn port_file_unreadable(path: &Path, source: PortFileSource, problem: &Unreadable) -> ToolError {
+    let advice = match problem {
+        Unreadable::Directory if source == PortFileSource::Variable => format!(
+            "RESMON_PORT_FILE must name the file itself; in that folder it would be {}.",
+            path.join("resmon.port").display()
+        ),
+        Unreadable::Directory | Unreadable::NotRegular(_) | Unreadable::NotADirectory(_) => {
+            "Point RESMON_PORT_FILE at the port file resmon writes (resmon.port).".to_string()
+        }
+        Unreadable::HeldOpen(_) => HELD_OPEN_ADVICE.to_string(),
+        Unreadable::PermissionDenied(_) => {
+            "Fix its permissions so that this server's user can read it.".to_string()
+        }
+        Unreadable::InvalidName(_) => INVALID_NAME_ADVICE.to_string(),
+        Unreadable::Other(_) => "Check that the path names the port file resmon writes.".to_string(),
+    };
+    ToolError::new(
+        Code::BackendUnavailable,
+        format!(
+            "The port file {} {}, so no port was read and no resmon was reached. {advice} Or set \
+             RESMON_PORT to the port resmon uses.",
+            path.display(),
+            problem.what()
+        ),
+    )
+    .with_detail("port_file", json!(path.display().to_string()))
+    .with_detail("problem", json!(problem.code()))
+    .with_top_level("tried", json!([]))
 }
 
 /// The pattern resmon itself accepts: 43 to 128 URL-safe base64 characters.
@@ -224,19 +350,6 @@ fn parse_port(raw: &str) -> Option<u16> {
     digits.parse::<u16>().ok().filter(|port| *port != 0)
 }
 
-/// Reads a file that should be tiny. `Ok(None)` when it does not exist. At most
-/// 4 KiB is read, so a wrong path pointing at something huge costs nothing.
-fn read_small_file(path: &Path) -> std::io::Result<Option<String>> {
-    let file = match fs::File::open(path) {
-        Ok(file) => file,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(error),
-    };
-    let mut bytes = Vec::new();
-    file.take(4096).read_to_end(&mut bytes)?;
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
-}
-
 fn clip(text: &str) -> String {
     let mut clipped: String = text.chars().take(40).collect();
     if clipped.len() < text.len() {
@@ -246,11 +359,17 @@ fn clip(text: &str) -> String {
 }
 
 fn malformed(source: &str, value: &str) -> ToolError {
+    let quotes = if is_quoted(value.trim()) {
+        " The quotes around it are part of the value; remove them."
+    } else {
+        ""
+    };
     ToolError::new(
         Code::BackendUnavailable,
         format!(
-            "{source} holds {:?}, which is not a port number (1 to 65535), so no resmon was \
-             reached and no other source was tried. Correct it and try again.",
+            "{} holds {:?}, which is not a port number (1 to 65535), so no resmon was reached and \
+             no other source was tried.{quotes} Correct it and try again.",
+            capitalised(source),
             clip(value)
         ),
     )
@@ -259,34 +378,134 @@ fn malformed(source: &str, value: &str) -> ToolError {
     .with_top_level("tried", json!([]))
 }
 
-/// Nothing named a port. The wording follows contract 1.0: it must not claim
-/// that resmon is not running, because this server does not know that.
-pub fn no_port_named(port_file: &Path) -> ToolError {
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// RESMON_PORT="" (contract-notes 2): malformed, and the port file is not read.
+fn empty_port() -> ToolError {
+    ToolError::new(
+        Code::BackendUnavailable,
+        "RESMON_PORT is set but empty. An empty value names no port, and it does not count as \
+         unset: the port file was not read, because it could name another resmon. Set RESMON_PORT \
+         to the port resmon uses, or remove it from this server's environment to use the port file.",
+    )
+    .with_detail("source", json!("RESMON_PORT"))
+    .with_detail("value", json!(""))
+    .with_top_level("tried", json!([]))
+}
+
+/// A value wrapped in one pair of quotes. Nothing is stripped: the quotes may
+/// come from a config that needs fixing, and guessing would hide that.
+fn quoted(name: &str, value: &str) -> ToolError {
+    let consequence = if name == "RESMON_PORT" {
+        "it is not a port number"
+    } else {
+        "the path it names is not the one meant"
+    };
     ToolError::new(
         Code::BackendUnavailable,
         format!(
-            "No resmon instance was named, so this server did not look for one and will not \
-             guess. A port is named by the RESMON_PORT environment variable or by the port \
-             file a running resmon writes (looked for at {}); neither named one. Picking a \
-             port anyway could attach to a different installation with a different database, \
-             and an answer about the wrong corpus is worse than none. Start resmon and call \
-             again. If it runs already, give this server its port in RESMON_PORT, or the \
-             path of the port file it writes in RESMON_PORT_FILE.",
-            port_file.display()
+            "{name} is wrapped in quotes ({value}). The quotes are part of the value, so {consequence} \
+             and nothing was read or sent. Remove them: a value in a harness's env, or in a JSON \
+             string, needs no quotes of its own."
         ),
     )
-    .with_detail("port_file", json!(port_file.display().to_string()))
+    .with_detail("source", json!(name))
+    .with_detail("value", json!(value))
+    .with_detail("problem", json!("quoted"))
     .with_top_level("tried", json!([]))
-    .with_top_level("no_port_named", json!(true))
 }
 
-fn no_home() -> ToolError {
+/// `%LOCALAPPDATA%\resmon` or `~/…` in a harness's env: harnesses start the
+/// server without a shell, so such a value arrives as written.
+fn unexpanded(name: &str, value: &str, reference: &str, env: &Environment) -> ToolError {
+    let written_out = expansion(reference, env)
+        .map(|expanded| native(&value.replacen(reference, &expanded, 1)).display().to_string());
+    let suggestion = match &written_out {
+        Some(path) => format!(" Here that would be {path}."),
+        None => String::new(),
+    };
     ToolError::new(
         Code::BackendUnavailable,
-        "No resmon instance was named and the default state directory cannot be worked out \
-         (HOME is not set), so this server did not look for one. Set RESMON_PORT_FILE (or \
-         RESMON_PORT) and RESMON_STATE_DIR in this server's environment.",
+        format!(
+            "{name} holds {value}, in which {reference} was never expanded: a harness passes env \
+             values on as written, with no shell to expand them, so nothing was read or sent. \
+             Write the path out in full.{suggestion}"
+        ),
     )
+    .with_detail("source", json!(name))
+    .with_detail("value", json!(value))
+    .with_detail("problem", json!("not_expanded"))
+    .with_detail("written_out", json!(written_out))
+    .with_top_level("tried", json!([]))
+}
+
+fn utf16_port_file(path: &Path, text: &str, order: &str) -> ToolError {
+    ToolError::new(
+        Code::BackendUnavailable,
+        format!(
+            "The port file {} is saved as UTF-16 (decoded, it reads {:?}), so no port was read and \
+             no resmon was reached. Save it as plain text (ASCII or UTF-8), or set RESMON_PORT to \
+             the port instead.",
+            path.display(),
+            clip(text.trim())
+        ),
+    )
+    .with_detail("source", json!(format!("the port file {}", path.display())))
+    .with_detail("port_file", json!(path.display().to_string()))
+    .with_detail("value", json!(clip(text.trim())))
+    .with_detail("encoding", json!(order))
+    .with_top_level("tried", json!([]))
+}
+
+/// Nothing named a port. The wording follows contract 1.0: it must not claim
+/// that resmon is not running, because this server does not know that.
+pub fn no_port_named(port_file: &Path) -> ToolError {
+    no_port_named_in(port_file, &Environment::default())
+}
+
+fn no_port_named_in(port_file: &Path, env: &Environment) -> ToolError {
+    let mut message = format!(
+        "No resmon instance was named, so this server did not look for one and will not \
+         guess. A port is named by the RESMON_PORT environment variable or by the port \
+         file a running resmon writes (looked for at {}); neither named one. Picking a \
+         port anyway could attach to a different installation with a different database, \
+         and an answer about the wrong corpus is worse than none. Start resmon and call \
+         again. If it runs already, give this server its port in RESMON_PORT, or the \
+         path of the port file it writes in RESMON_PORT_FILE.",
+        port_file.display()
+    );
+    for name in ["RESMON_PORT_FILE", "RESMON_DB_PATH"] {
+        if env.is_empty(name) {
+            message.push_str(&format!(" {name} is set but empty, which counts as unset."));
+        }
+    }
+    ToolError::new(Code::BackendUnavailable, message)
+        .with_detail("port_file", json!(port_file.display().to_string()))
+        .with_top_level("tried", json!([]))
+        .with_top_level("no_port_named", json!(true))
+}
+
+fn no_home(platform: Platform) -> ToolError {
+    let missing = match platform.state_variables() {
+        [one] => format!("{one} is not set"),
+        [first, second] => format!("neither {first} nor {second} is set"),
+        names => format!("none of {} is set", names.join(", ")),
+    };
+    ToolError::new(
+        Code::BackendUnavailable,
+        format!(
+            "No resmon instance was named and the default state directory cannot be worked out \
+             ({missing}), so this server did not look for one. Set RESMON_PORT_FILE (or \
+             RESMON_PORT) and RESMON_STATE_DIR in this server's environment."
+        ),
+    )
+    .with_detail("missing", json!(platform.state_variables()))
     .with_top_level("tried", json!([]))
     .with_top_level("no_port_named", json!(true))
 }
@@ -299,7 +518,8 @@ mod tests {
     fn ports_are_digits_in_range_only() {
         assert_eq!(parse_port("51734"), Some(51734));
         assert_eq!(parse_port(" 8742\n"), Some(8742));
-        for bad in ["", "0", "65536", "-1", "+80", "80a", "1e3", "0x50", "８０"] {
+        assert_eq!(parse_port("8742\r\n"), Some(8742));
+        for bad in ["", "0", "65536", "-1", "+80", "80a", "1e3", "0x50", "８０", "\"8742\""] {
             assert_eq!(parse_port(bad), None, "{bad:?}");
         }
     }
@@ -311,5 +531,41 @@ mod tests {
         assert!(!is_usable_token(&"a".repeat(42)));
         assert!(!is_usable_token(&"a".repeat(129)));
         assert!(!is_usable_token(&format!("{}=", "a".repeat(43))));
+    }
+
+    #[test]
+    fn the_missing_home_is_named_per_platform() {
+        let windows = no_home(Platform::Windows).message;
+        assert!(windows.contains("neither LOCALAPPDATA nor USERPROFILE is set"), "{windows}");
+        assert!(!windows.contains("HOME is"), "{windows}");
+        assert!(no_home(Platform::MacOs).message.contains("(HOME is not set)"));
+        assert!(no_home(Platform::Xdg).message.contains("neither XDG_STATE_HOME nor HOME is set"));
+    }
+
+    /// Every sentence of every discovery refusal opens with a capital letter.
+    #[test]
+    fn sentences_start_with_a_capital() {
+        let path = Path::new("/x/resmon.port");
+        let errors = [
+            empty_port(),
+            quoted("RESMON_STATE_DIR", "\"/x\""),
+            quoted("RESMON_PORT", "'80'"),
+            unexpanded("RESMON_STATE_DIR", "~/x", "~", &Environment::default()),
+            malformed("the port file /x/resmon.port", "abc"),
+            malformed("RESMON_PORT", "\"80\""),
+            utf16_port_file(path, "8742", "UTF-16LE"),
+            no_port_named(path),
+            no_home(Platform::Windows),
+            port_file_unreadable(path, PortFileSource::Variable, &Unreadable::Directory),
+            port_file_unreadable(path, PortFileSource::DefaultFolder, &Unreadable::NotRegular("a socket")),
+        ];
+        for error in errors {
+            let message = &error.message;
+            // Split after ". " so that a path or a value never counts as a sentence start.
+            for sentence in message.split(". ") {
+                let first = sentence.chars().next().unwrap();
+                assert!(!first.is_lowercase(), "{sentence:?} in {message:?}");
+            }
+        }
     }
 }

@@ -8,6 +8,7 @@ use anyhow::Context;
 use std::process::ExitCode;
 
 use resmon_mcp::config::Config;
+use resmon_mcp::discovery::{self, Text};
 use resmon_mcp::protocol::{self, Server};
 use resmon_mcp::{check, redact, tools};
 
@@ -18,6 +19,7 @@ Usage:
   resmon-mcp                     serve MCP on stdin/stdout (what a harness runs)
   resmon-mcp --check [--json]    show how resmon is found and whether it answers
   resmon-mcp call <tool> [JSON]  run one tool, print its answer as JSON
+                                 (JSON as -: read the arguments from stdin)
   resmon-mcp --help | --version
 
 Environment:
@@ -127,20 +129,23 @@ fn serve_stdio() -> anyhow::Result<()> {
 }
 
 fn call(tool: &str, arguments: &str) -> ExitCode {
-    let arguments: serde_json::Value = match serde_json::from_str(arguments) {
+    // The name first, so that a typo is not answered by waiting on stdin.
+    if !tools::TOOLS.iter().any(|known| known.name == tool) {
+        let names: Vec<&str> = tools::TOOLS.iter().map(|tool| tool.name).collect();
+        redact::log(&format!("No tool is named {tool:?}. The tools are: {}.", names.join(", ")));
+        return ExitCode::from(2);
+    }
+    let arguments = match call_arguments(tool, arguments) {
         Ok(arguments) => arguments,
-        Err(error) => {
-            redact::log(&format!(
-                "the arguments are not valid JSON ({error}); pass one JSON object, e.g. '{{}}'"
-            ));
+        Err(message) => {
+            redact::log(&message);
             return ExitCode::from(2);
         }
     };
     let config = Config::from_process();
     let mut backend = config.backend();
     let Some(result) = tools::call(&mut backend, tool, &arguments, config.read_only) else {
-        let names: Vec<&str> = tools::TOOLS.iter().map(|tool| tool.name).collect();
-        redact::log(&format!("no tool is named {tool:?}; the tools are: {}", names.join(", ")));
+        redact::log(&format!("No tool is named {tool:?}."));
         return ExitCode::from(2);
     };
     let (answer, code) = match result {
@@ -149,6 +154,72 @@ fn call(tool: &str, arguments: &str) -> ExitCode {
     };
     let printed = print_stdout(&format!("{}\n", pretty(&answer)));
     if printed == ExitCode::SUCCESS { code } else { printed }
+}
+
+/// The arguments of `call`: the command-line value, or stdin when it is `-`.
+/// Reading stdin lets a script hand over JSON without any shell quoting,
+/// which differs between cmd.exe, PowerShell and POSIX shells.
+fn call_arguments(tool: &str, given: &str) -> Result<serde_json::Value, String> {
+    if given == "-" {
+        let text = read_stdin_arguments(tool)?;
+        return serde_json::from_str(&text).map_err(|error| {
+            format!(
+                "The arguments read from stdin for {tool} are not valid JSON ({error}). Give one \
+                 JSON object, such as {{\"key\":\"value\"}}; on stdin it needs no shell quoting."
+            )
+        });
+    }
+    serde_json::from_str(given).map_err(|error| {
+        let trimmed = given.trim();
+        let cause = if trimmed.len() >= 2 && trimmed.starts_with('\'') && trimmed.ends_with('\'') {
+            " It arrived wrapped in single quotes, which cmd.exe passes on as they are."
+        } else {
+            ""
+        };
+        format!(
+            "The arguments given for {tool} are not valid JSON ({error}).{cause} Give one JSON \
+             object. Written as \"{{\\\"key\\\":\\\"value\\\"}}\" (double quotes around it, a \
+             backslash before each inner double quote) it reads the same in cmd.exe and in POSIX \
+             shells. Or pass - in its place and put the JSON on stdin, which needs no quoting: \
+             resmon-mcp call {tool} - < arguments.json"
+        )
+    })
+}
+
+fn read_stdin_arguments(tool: &str) -> Result<String, String> {
+    use std::io::{IsTerminal, Read};
+    let stdin = io::stdin();
+    if stdin.is_terminal() {
+        redact::log(&format!(
+            "Reading the JSON arguments for {tool} from stdin; end them with Ctrl-D (on Windows, \
+             Ctrl-Z and Enter)."
+        ));
+    }
+    let limit = protocol::MAX_LINE_BYTES as u64;
+    let mut bytes = Vec::new();
+    stdin
+        .lock()
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| format!("The arguments for {tool} could not be read from stdin ({error})."))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "The arguments for {tool} on stdin are longer than {} MiB; no tool takes that much.",
+            limit >> 20
+        ));
+    }
+    // A file saved by a Windows editor may carry a byte-order mark, or be
+    // UTF-16 (Windows PowerShell's `>`): take the first, name the second.
+    match discovery::decode_text(&bytes) {
+        Text::Utf16 { order, .. } => Err(format!(
+            "The arguments for {tool} on stdin are {order}; save them as UTF-8 (or plain ASCII) \
+             and try again."
+        )),
+        Text::Plain(text) | Text::Utf8Bom(text) if text.trim().is_empty() => {
+            Err(format!("No arguments for {tool} arrived on stdin; give one JSON object, such as {{}}."))
+        }
+        Text::Plain(text) | Text::Utf8Bom(text) => Ok(text),
+    }
 }
 
 fn pretty(value: &serde_json::Value) -> String {

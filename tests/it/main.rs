@@ -23,6 +23,9 @@ mod reads_corpus;
 mod reads_runs;
 // Write tools, read-only sessions and the settings guards.
 mod writes;
+// Discovery's edge cases: special files, quotes, encodings, empty values; `call -`.
+#[cfg(unix)]
+mod discovery;
 // Every address the tools send resolves against the route table; 44 pairs.
 mod routes;
 // docs/tools.md is generated from the listing and checked against it.

@@ -1,0 +1,285 @@
+//! What discovery reads from the process environment, read once, and the
+//! per-platform facts that go with it: which variables name the home and
+//! state folders, and how a path is written.
+
+use std::path::{Path, PathBuf};
+
+/// The operating systems whose default state folder differs, as resmon
+/// itself computes it. A value rather than `cfg!` alone, so that
+/// the Windows and macOS wording can be tested on any host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Platform {
+    Windows,
+    MacOs,
+    /// Linux and the other POSIX systems: the XDG layout.
+    Xdg,
+}
+
+impl Platform {
+    pub fn current() -> Platform {
+        if cfg!(windows) {
+            Platform::Windows
+        } else if cfg!(target_os = "macos") {
+            Platform::MacOs
+        } else {
+            Platform::Xdg
+        }
+    }
+
+    /// The variable that names the home folder. Windows programs (resmon's
+    /// Python among them) take it from USERPROFILE and ignore HOME, which on
+    /// Windows is often a leftover of a POSIX toolchain.
+    pub fn home_variable(self) -> &'static str {
+        match self {
+            Platform::Windows => "USERPROFILE",
+            Platform::MacOs | Platform::Xdg => "HOME",
+        }
+    }
+
+    /// The variables the default state folder is derived from, in the order
+    /// they are tried, for a sentence that says which ones were missing.
+    pub fn state_variables(self) -> &'static [&'static str] {
+        match self {
+            Platform::Windows => &["LOCALAPPDATA", "USERPROFILE"],
+            Platform::MacOs => &["HOME"],
+            Platform::Xdg => &["XDG_STATE_HOME", "HOME"],
+        }
+    }
+}
+
+/// The variables discovery reads, captured once so that tests and fuzzers can
+/// supply their own.
+///
+/// The empty string: RESMON_PORT set to "" is kept as `Some("")`, because
+/// contract-notes 2 makes it malformed (someone meant to name a port, and
+/// reading the port file instead could reach another instance). For
+/// RESMON_PORT_FILE, RESMON_DB_PATH and RESMON_STATE_DIR resmon itself treats
+/// an empty value as unset when it decides where to write its files, so this
+/// server does the same and thereby reads the files resmon wrote; the names
+/// are kept in `empty` so that the trace and the messages can point at what
+/// is probably a mistake. For the OS variables (HOME, USERPROFILE,
+/// LOCALAPPDATA, XDG_STATE_HOME) empty means unset, as it does for every
+/// program that reads them.
+#[derive(Clone, Debug, Default)]
+pub struct Environment {
+    pub port: Option<String>,
+    pub port_file: Option<String>,
+    pub db_path: Option<String>,
+    pub state_dir: Option<String>,
+    /// The home folder from the platform's own variable (`Platform::home_variable`).
+    pub home: Option<String>,
+    pub xdg_state_home: Option<String>,
+    pub local_app_data: Option<String>,
+    /// RESMON_* path variables that were set to the empty string.
+    pub empty: Vec<&'static str>,
+}
+
+impl Environment {
+    pub fn from_process() -> Environment {
+        let platform = Platform::current();
+        let read = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+        let mut empty = Vec::new();
+        let mut resmon_path = |name: &'static str| match std::env::var(name) {
+            Ok(value) if value.is_empty() => {
+                empty.push(name);
+                None
+            }
+            Ok(value) => Some(value),
+            Err(_) => None,
+        };
+        let port_file = resmon_path("RESMON_PORT_FILE");
+        let db_path = resmon_path("RESMON_DB_PATH");
+        let state_dir = resmon_path("RESMON_STATE_DIR");
+        Environment {
+            // Not filtered: an empty RESMON_PORT must reach the parser.
+            port: std::env::var("RESMON_PORT").ok(),
+            port_file,
+            db_path,
+            state_dir,
+            home: read(platform.home_variable()),
+            xdg_state_home: read("XDG_STATE_HOME"),
+            local_app_data: read("LOCALAPPDATA"),
+            empty,
+        }
+    }
+
+    pub fn is_empty(&self, name: &str) -> bool {
+        self.empty.contains(&name)
+    }
+}
+
+/// The default state folder, the same one resmon's backend, daemon and app
+/// use, or None when the variables it is derived from are unset.
+pub fn default_state_dir(platform: Platform, env: &Environment) -> Option<PathBuf> {
+    match platform {
+        Platform::MacOs => Some(native(env.home.as_ref()?).join("Library/Application Support/resmon")),
+        Platform::Windows => match &env.local_app_data {
+            Some(local) => Some(native(local).join("resmon")),
+            None => Some(native(env.home.as_ref()?).join("AppData").join("Local").join("resmon")),
+        },
+        Platform::Xdg => match &env.xdg_state_home {
+            Some(xdg) => Some(native(xdg).join("resmon")),
+            None => Some(native(env.home.as_ref()?).join(".local/state/resmon")),
+        },
+    }
+}
+
+/// A path as this platform writes it. Windows accepts `/` and `\` alike, but a
+/// path joined from `Z:/state` and a file name reads `Z:/state\api-token-…`,
+/// so every path here is turned into backslashes first and a trace or message
+/// shows one style. A verbatim `\\?\` path is left alone: there `/` is not a
+/// separator.
+pub fn native(value: &str) -> PathBuf {
+    if cfg!(windows) && !value.starts_with(r"\\?\") {
+        return PathBuf::from(value.replace('/', "\\"));
+    }
+    PathBuf::from(value)
+}
+
+/// A value wrapped in one pair of matching quotes, as Explorer's "Copy as
+/// path" and shell habits produce: straight double or single quotes, or the
+/// typographic pairs a word processor substitutes.
+pub fn is_quoted(value: &str) -> bool {
+    let mut chars = value.chars();
+    let (Some(first), Some(last)) = (chars.next(), chars.next_back()) else {
+        return false;
+    };
+    matches!((first, last), ('"', '"') | ('\'', '\'') | ('\u{201c}', '\u{201d}') | ('\u{2018}', '\u{2019}'))
+}
+
+/// A reference a shell would have expanded, found in a value that a harness
+/// passed on as written (harnesses start the server without a shell):
+/// `%NAME%`, a leading `~`, `$NAME` or `${NAME}`. Returns the reference and
+/// the path up to and including the component that holds it, so that the
+/// caller can tell a literal folder named so (which is used as it is) from
+/// a reference that was never expanded.
+pub fn unexpanded_reference(value: &str) -> Option<(String, PathBuf)> {
+    let mut prefix = String::new();
+    for (index, component) in value.split_inclusive(['/', '\\']).enumerate() {
+        prefix.push_str(component);
+        let name = component.trim_end_matches(['/', '\\']);
+        let reference = if index == 0 && name == "~" {
+            Some("~".to_string())
+        } else {
+            percent_reference(name).or_else(|| dollar_reference(name))
+        };
+        if let Some(reference) = reference {
+            return Some((reference, PathBuf::from(prefix.trim_end_matches(['/', '\\']))));
+        }
+    }
+    None
+}
+
+fn percent_reference(text: &str) -> Option<String> {
+    let start = text.find('%')?;
+    let length = text[start + 1..].find('%')?;
+    let name = &text[start + 1..start + 1 + length];
+    let plausible = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || "_()".contains(c));
+    plausible.then(|| format!("%{name}%"))
+}
+
+fn dollar_reference(text: &str) -> Option<String> {
+    let start = text.find('$')?;
+    let rest = &text[start + 1..];
+    let (name, reference) = match rest.strip_prefix('{') {
+        Some(braced) => {
+            let name = &braced[..braced.find('}')?];
+            (name, format!("${{{name}}}"))
+        }
+        None => {
+            let length = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            (&rest[..length], format!("${}", &rest[..length]))
+        }
+    };
+    let plausible = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    plausible.then_some(reference)
+}
+
+/// What a reference stands for, when it is one of the variables discovery
+/// read anyway (nothing else is read from the process for a message).
+pub fn expansion(reference: &str, env: &Environment) -> Option<String> {
+    if reference == "~" {
+        return env.home.clone();
+    }
+    let name = reference.trim_matches(['%', '$', '{', '}']);
+    if name.eq_ignore_ascii_case(Platform::current().home_variable()) {
+        env.home.clone()
+    } else if name.eq_ignore_ascii_case("LOCALAPPDATA") {
+        env.local_app_data.clone()
+    } else if name.eq_ignore_ascii_case("XDG_STATE_HOME") {
+        env.xdg_state_home.clone()
+    } else {
+        None
+    }
+}
+
+/// The folder that holds `path`, `.` for a bare file name.
+pub fn parent_or_dot(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_are_recognised_only_as_one_matching_pair() {
+        for quoted in ["\"C:\\x\"", "'/tmp/x'", "\u{201c}x\u{201d}", "\u{2018}x\u{2019}", "\"\""] {
+            assert!(is_quoted(quoted), "{quoted}");
+        }
+        for plain in ["C:\\x", "\"C:\\x", "x\"", "'x\"", "\"", "it's", "a\"b\"c", ""] {
+            assert!(!is_quoted(plain), "{plain}");
+        }
+    }
+
+    #[test]
+    fn references_a_shell_would_expand_are_found() {
+        let found = |value: &str| {
+            unexpanded_reference(value).map(|(reference, prefix)| (reference, prefix.display().to_string()))
+        };
+        assert_eq!(found(r"%LOCALAPPDATA%\resmon"), Some(("%LOCALAPPDATA%".into(), "%LOCALAPPDATA%".into())));
+        assert_eq!(found("~/Library/x"), Some(("~".into(), "~".into())));
+        assert_eq!(found("$HOME/.local/state/resmon"), Some(("$HOME".into(), "$HOME".into())));
+        assert_eq!(
+            found("/srv/${XDG_STATE_HOME}/resmon"),
+            Some(("${XDG_STATE_HOME}".into(), "/srv/${XDG_STATE_HOME}".into()))
+        );
+        assert_eq!(
+            found(r"C:\Users\%USERNAME%\x"),
+            Some(("%USERNAME%".into(), r"C:\Users\%USERNAME%".into()))
+        );
+        for plain in
+            [r"C:\Users\me\AppData", "/tmp/100% sure/x", "/tmp/a~b", "/tmp/$5/x", "/tmp/~x", "/a/b%c"]
+        {
+            assert_eq!(found(plain), None, "{plain}");
+        }
+    }
+
+    #[test]
+    fn each_platform_names_its_own_variables() {
+        assert_eq!(Platform::Windows.state_variables(), ["LOCALAPPDATA", "USERPROFILE"]);
+        assert_eq!(Platform::Windows.home_variable(), "USERPROFILE");
+        assert_eq!(Platform::MacOs.state_variables(), ["HOME"]);
+        assert_eq!(Platform::Xdg.state_variables(), ["XDG_STATE_HOME", "HOME"]);
+    }
+
+    #[test]
+    fn the_default_state_dir_follows_the_platform() {
+        let env = Environment { home: Some("/h".into()), ..Environment::default() };
+        assert_eq!(default_state_dir(Platform::Xdg, &env), Some(PathBuf::from("/h/.local/state/resmon")));
+        assert_eq!(
+            default_state_dir(Platform::MacOs, &env),
+            Some(PathBuf::from("/h/Library/Application Support/resmon"))
+        );
+        let xdg = Environment { xdg_state_home: Some("/s".into()), ..env.clone() };
+        assert_eq!(default_state_dir(Platform::Xdg, &xdg), Some(PathBuf::from("/s/resmon")));
+        let local = Environment { local_app_data: Some("L".into()), ..Environment::default() };
+        assert_eq!(default_state_dir(Platform::Windows, &local), Some(Path::new("L").join("resmon")));
+        assert_eq!(default_state_dir(Platform::Windows, &Environment::default()), None);
+        assert_eq!(default_state_dir(Platform::Xdg, &Environment::default()), None);
+    }
+}

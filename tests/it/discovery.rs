@@ -1,0 +1,491 @@
+//! Discovery's edge cases through the real binary (issue 20, issue 10 §5 and
+//! §10): what is at a path is named before it is opened, and nothing blocks;
+//! quoted values, an empty RESMON_PORT and files as Windows editors save them
+//! are answered with what they are; `call <tool> -` reads stdin.
+//!
+//! The Windows-only answers (a directory opened as a file, a file held open
+//! by another program, `Z:\` paths, `%LOCALAPPDATA%`) are covered by the Wine
+//! stage, tests/wine/run.sh.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::fake_backend::FakeBackend;
+use crate::harness::{BIN, TEST_TIMEOUT_MS, TempDir, cli_call, env_for, run_cli};
+
+/// A refusal about a local file must come at once: well under the
+/// per-request bound, and nowhere near a hang.
+const PROMPTLY: Duration = Duration::from_secs(3);
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    took: Duration,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|_| panic!("not JSON: {}{}", self.stdout, self.stderr))
+    }
+}
+
+/// Runs the binary with exactly `env` (plus PATH and an empty HOME), feeding
+/// `stdin`. With `as_other_user`, a root test runs it as `nobody`, so that a
+/// file without read permission is really refused (root reads anything).
+fn run(args: &[&str], env: &[(String, String)], stdin: &[u8], as_other_user: bool) -> Run {
+    let home = TempDir::new();
+    let mut command = if as_other_user && is_root() {
+        let mut command = Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
+        command
+    } else {
+        Command::new(BIN)
+    };
+    command.args(args).env_clear();
+    command.env("PATH", std::env::var("PATH").unwrap_or_default());
+    command.env("HOME", home.path());
+    command.env("RESMON_MCP_TIMEOUT_MS", TEST_TIMEOUT_MS);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let started = Instant::now();
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn resmon-mcp");
+    let mut input = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&bytes);
+    });
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(15) {
+            let _ = child.kill();
+            panic!("resmon-mcp {args:?} hung");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let took = started.elapsed();
+    let _ = writer.join();
+    Run { code: status.code(), stdout: out.join().unwrap(), stderr: err.join().unwrap(), took }
+}
+
+fn is_root() -> bool {
+    let output = Command::new("id").arg("-u").output().expect("id -u");
+    String::from_utf8_lossy(&output.stdout).trim() == "0"
+}
+
+fn env(pairs: &[(&str, String)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(key, value)| (key.to_string(), value.clone())).collect()
+}
+
+fn show(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Removes a special file before the fake backend is dropped (declare it
+/// after the fake): the fake's cleanup reads its token file, and a FIFO or a
+/// link to /dev/zero there would make the test itself hang.
+struct RemoveFirst(std::path::PathBuf);
+
+impl Drop for RemoveFirst {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().expect("mkfifo");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// `call health {}` with these variables, expected to be refused as
+/// `backend_unavailable` at once; returns the error object.
+fn refused(vars: &[(String, String)]) -> Value {
+    let run = run(&["call", "health", "{}"], vars, b"", false);
+    assert_eq!(run.code, Some(1), "{}{}", run.stdout, run.stderr);
+    assert!(run.took < PROMPTLY, "took {:?}", run.took);
+    let answer = run.json();
+    assert_eq!(answer["error"], "backend_unavailable", "{answer}");
+    assert_eq!(answer["tried"], json!([]), "{answer}");
+    answer
+}
+
+fn message(answer: &Value) -> &str {
+    answer["message"].as_str().unwrap()
+}
+
+/// The advice that only a real permission denial earns.
+fn advises_permissions(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    lower.contains("permission") || lower.contains("not allowed")
+}
+
+#[test]
+fn an_empty_resmon_port_is_malformed_and_the_port_file_is_not_read() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let mut vars = env_for(&fake);
+    vars.push(("RESMON_PORT".into(), String::new()));
+    let answer = refused(&vars);
+    assert_eq!(answer["detail"]["source"], "RESMON_PORT");
+    assert_eq!(answer["detail"]["value"], "");
+    assert!(message(&answer).starts_with("RESMON_PORT is set but empty."), "{answer}");
+    assert!(fake.requests().is_empty(), "the empty RESMON_PORT fell through to the port file");
+    let check = run_cli(&["--check"], &vars);
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(1));
+    assert!(stdout.contains("RESMON_PORT: set but empty"), "{stdout}");
+    assert!(!stdout.contains("port file /"), "the port file was looked at: {stdout}");
+}
+
+#[test]
+fn a_port_file_that_is_a_directory_is_called_one_and_the_file_inside_is_suggested() {
+    let dir = TempDir::new();
+    let vars = env(&[("RESMON_PORT_FILE", show(dir.path())), ("RESMON_STATE_DIR", show(dir.path()))]);
+    let answer = refused(&vars);
+    assert_eq!(answer["detail"]["problem"], "directory");
+    let text = message(&answer);
+    assert!(text.contains(&format!("{} is a directory, not a file", show(dir.path()))), "{text}");
+    assert!(text.contains(&show(&dir.path().join("resmon.port"))), "{text}");
+    assert!(!advises_permissions(text), "{text}");
+}
+
+#[test]
+fn a_port_file_or_token_file_that_is_a_fifo_answers_at_once() {
+    let dir = TempDir::new();
+    let fifo = dir.path().join("resmon.port");
+    mkfifo(&fifo);
+    let vars = env(&[("RESMON_PORT_FILE", show(&fifo)), ("RESMON_STATE_DIR", show(dir.path()))]);
+    let answer = refused(&vars);
+    assert_eq!(answer["detail"]["problem"], "not_a_regular_file");
+    assert!(message(&answer).contains("is a named pipe (FIFO), not a regular file"), "{answer}");
+    assert!(!advises_permissions(message(&answer)), "{answer}");
+
+    let fake_dir = TempDir::new();
+    let fake = FakeBackend::start(fake_dir.path());
+    std::fs::remove_file(fake.token_file()).unwrap();
+    let _first = RemoveFirst(fake.token_file());
+    mkfifo(&fake.token_file());
+    let answer = refused(&env_for(&fake));
+    assert_eq!(answer["detail"]["problem"], "not_a_regular_file");
+    assert_eq!(answer["detail"]["port"], fake.port());
+    assert!(message(&answer).contains("named pipe (FIFO)"), "{answer}");
+    assert!(fake.requests().is_empty(), "a request went out without a token");
+}
+
+#[test]
+fn a_token_file_that_is_a_directory_or_a_device_is_named_so() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    std::fs::remove_file(fake.token_file()).unwrap();
+    let _first = RemoveFirst(fake.token_file());
+    std::fs::create_dir(fake.token_file()).unwrap();
+    let answer = refused(&env_for(&fake));
+    assert_eq!(answer["detail"]["problem"], "directory");
+    assert!(message(&answer).contains("is a directory, not a file"), "{answer}");
+    assert!(!advises_permissions(message(&answer)), "{answer}");
+    std::fs::remove_dir(fake.token_file()).unwrap();
+    // A link to a device is followed and the device named, never read.
+    std::os::unix::fs::symlink("/dev/zero", fake.token_file()).unwrap();
+    let answer = refused(&env_for(&fake));
+    assert_eq!(answer["detail"]["problem"], "not_a_regular_file");
+    assert!(message(&answer).contains("is a character device"), "{answer}");
+    assert!(fake.requests().is_empty());
+}
+
+#[test]
+fn a_device_as_the_port_file_is_refused_without_reading_it() {
+    let dir = TempDir::new();
+    for device in ["/dev/zero", "/dev/null"] {
+        let vars = env(&[("RESMON_PORT_FILE", device.to_string()), ("RESMON_STATE_DIR", show(dir.path()))]);
+        let answer = refused(&vars);
+        assert_eq!(answer["detail"]["problem"], "not_a_regular_file", "{device}");
+        assert!(message(&answer).contains("character device"), "{answer}");
+    }
+}
+
+#[test]
+fn only_a_real_permission_denial_is_answered_with_permissions_advice() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    // The token file, unreadable to the server's user, as a second user meets it.
+    std::fs::set_permissions(fake.token_file(), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let answer = run(&["call", "health", "{}"], &env_for(&fake), b"", true).json();
+    assert_eq!(answer["error"], "backend_unavailable", "{answer}");
+    assert_eq!(answer["detail"]["problem"], "permission_denied", "{answer}");
+    assert!(message(&answer).contains("is not allowed to read it"), "{answer}");
+    assert!(message(&answer).contains("Run this server as the user that runs resmon"), "{answer}");
+    // The port file.
+    std::fs::set_permissions(fake.port_file(), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let answer = run(&["call", "health", "{}"], &env_for(&fake), b"", true).json();
+    assert_eq!(answer["detail"]["problem"], "permission_denied", "{answer}");
+    assert!(message(&answer).contains("Fix its permissions"), "{answer}");
+    assert!(fake.requests().is_empty());
+}
+
+#[test]
+fn a_path_in_quotes_is_refused_naming_the_quotes_and_nothing_is_stripped() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let quoted_dir = format!("\"{}\"", show(&fake.state_dir()));
+    let quoted_file = format!("'{}'", show(&fake.port_file()));
+    for (name, value) in [("RESMON_STATE_DIR", quoted_dir), ("RESMON_PORT_FILE", quoted_file)] {
+        let mut vars: Vec<(String, String)> =
+            env_for(&fake).into_iter().filter(|(key, _)| key != name).collect();
+        vars.push((name.to_string(), value.clone()));
+        let answer = refused(&vars);
+        assert_eq!(answer["detail"]["source"], name);
+        assert_eq!(answer["detail"]["value"], value);
+        assert_eq!(answer["detail"]["problem"], "quoted");
+        let text = message(&answer);
+        assert!(text.starts_with(&format!("{name} is wrapped in quotes ({value}).")), "{text}");
+        assert!(text.contains("The quotes are part of the value") && text.contains("Remove them"), "{text}");
+        assert!(!advises_permissions(text), "{text}");
+    }
+    let mut vars = env_for(&fake);
+    vars.push(("RESMON_PORT".into(), format!("\"{}\"", fake.port())));
+    let answer = refused(&vars);
+    assert_eq!(answer["detail"]["problem"], "quoted");
+    assert!(fake.requests().is_empty(), "a quoted value was stripped and used");
+}
+
+#[test]
+fn a_port_file_with_a_utf8_bom_or_crlf_is_read() {
+    for (prefix, suffix) in [(&b"\xEF\xBB\xBF"[..], &b""[..]), (b"", b"\r\n")] {
+        let dir = TempDir::new();
+        let fake = FakeBackend::start(dir.path());
+        let bytes = [prefix, fake.port().to_string().as_bytes(), suffix].concat();
+        std::fs::write(fake.port_file(), &bytes).unwrap();
+        let (code, answer, output) = cli_call("health", json!({}), &env_for(&fake));
+        assert_eq!(code, Some(0), "{bytes:?}: {output}");
+        assert_eq!(answer["identity"]["runtime_id"], fake.runtime_id());
+        if !prefix.is_empty() {
+            let check = run_cli(&["--check"], &env_for(&fake));
+            let stdout = String::from_utf8_lossy(&check.stdout);
+            assert!(stdout.contains("after a UTF-8 byte-order mark, which was ignored"), "{stdout}");
+        }
+    }
+}
+
+#[test]
+fn a_utf16_port_file_is_named_as_utf16_and_its_value_shown_decoded() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let port = fake.port().to_string();
+    let le: Vec<u8> = format!("{port}\r\n").encode_utf16().flat_map(u16::to_le_bytes).collect();
+    let with_bom = [vec![0xFF, 0xFE], le.clone()].concat();
+    for bytes in [with_bom, le] {
+        std::fs::write(fake.port_file(), &bytes).unwrap();
+        let answer = refused(&env_for(&fake));
+        assert_eq!(answer["detail"]["encoding"], "UTF-16LE");
+        assert_eq!(answer["detail"]["value"], port, "shown decoded, not garbled");
+        let text = message(&answer);
+        assert!(text.contains("is saved as UTF-16") && text.contains("Save it as plain text"), "{text}");
+        assert!(!text.contains('\u{fffd}') && !text.contains("\\u{0}"), "{text}");
+    }
+    assert!(fake.requests().is_empty());
+}
+
+#[test]
+fn no_token_file_names_the_older_release_and_a_missing_folder() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    std::fs::remove_file(fake.token_file()).unwrap();
+    let answer = refused(&env_for(&fake));
+    assert_eq!(answer["detail"]["problem"], "absent");
+    let text = message(&answer);
+    assert!(
+        text.contains(&format!("resmon published no token file at {}", show(&fake.token_file()))),
+        "{text}"
+    );
+    assert!(
+        text.contains("A resmon release older than the local-API token publishes no token file"),
+        "{text}"
+    );
+    assert!(text.contains("that resmon must be updated"), "{text}");
+    assert!(!text.contains("does not exist either"), "the folder exists: {text}");
+    let missing = dir.path().join("no such folder");
+    let vars = env(&[("RESMON_PORT_FILE", show(&fake.port_file())), ("RESMON_STATE_DIR", show(&missing))]);
+    let answer = refused(&vars);
+    assert!(
+        message(&answer).contains(&format!("The folder {} does not exist either.", show(&missing))),
+        "{answer}"
+    );
+}
+
+#[test]
+fn an_empty_state_dir_counts_as_unset_and_is_named() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let vars = env(&[("RESMON_PORT_FILE", show(&fake.port_file())), ("RESMON_STATE_DIR", String::new())]);
+    let answer = refused(&vars);
+    let text = message(&answer);
+    assert!(text.contains("RESMON_STATE_DIR is set but empty, which counts as unset"), "{text}");
+    let check = run_cli(&["--check"], &vars);
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(stdout.contains("RESMON_STATE_DIR: set but empty, which counts as unset"), "{stdout}");
+    let vars = env(&[("RESMON_PORT_FILE", String::new())]);
+    let answer = refused(&vars);
+    assert_eq!(answer["no_port_named"], true);
+    assert!(
+        message(&answer).contains("RESMON_PORT_FILE is set but empty, which counts as unset."),
+        "{answer}"
+    );
+}
+
+#[test]
+fn without_home_the_platforms_variables_are_named() {
+    let mut command = Command::new(BIN);
+    command.args(["call", "health", "{}"]).env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+    let output = command.stdin(Stdio::null()).output().unwrap();
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(answer["no_port_named"], true, "{answer}");
+    assert!(message(&answer).contains("(neither XDG_STATE_HOME nor HOME is set)"), "{answer}");
+    assert_eq!(answer["detail"]["missing"], json!(["XDG_STATE_HOME", "HOME"]));
+}
+
+#[test]
+fn call_with_dash_reads_the_arguments_from_stdin() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    for stdin in [b"{}\n".to_vec(), b"\xEF\xBB\xBF{}\r\n".to_vec()] {
+        let run = run(&["call", "health", "-"], &env_for(&fake), &stdin, false);
+        assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
+        assert_eq!(run.json()["identity"]["runtime_id"], fake.runtime_id());
+    }
+    let arguments = br#"{"query": "graph", "limit": 2}"#;
+    let run = run(&["call", "search_corpus", "-"], &env_for(&fake), arguments, false);
+    assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
+    let searches = fake.requests_to("POST", "/api/explorer/search");
+    let sent = searches.last().and_then(|request| request.json()).unwrap_or(Value::Null);
+    assert!(sent.to_string().contains("graph"), "the stdin arguments were not sent: {sent}");
+}
+
+#[test]
+fn call_with_bad_arguments_shows_a_form_for_every_shell() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    // What cmd.exe hands over for '{}': the single quotes stay.
+    let quoted = run(&["call", "health", "'{}'"], &env_for(&fake), b"", false);
+    assert_eq!(quoted.code, Some(2));
+    let text = &quoted.stderr;
+    assert!(text.contains("The arguments given for health are not valid JSON"), "{text}");
+    assert!(text.contains("wrapped in single quotes, which cmd.exe passes on as they are"), "{text}");
+    assert!(text.contains(r#""{\"key\":\"value\"}""#), "{text}");
+    assert!(text.contains("resmon-mcp call health - < arguments.json"), "{text}");
+    assert!(!text.contains("'{}'"), "the hint that fails in cmd.exe is gone: {text}");
+    for (stdin, expected) in [
+        (b"{\"a\":".to_vec(), "The arguments read from stdin for health are not valid JSON"),
+        (Vec::new(), "No arguments for health arrived on stdin"),
+        ([&[0xFFu8, 0xFE][..], &[b'{', 0, b'}', 0]].concat(), "are UTF-16LE; save them as UTF-8"),
+    ] {
+        let run = run(&["call", "health", "-"], &env_for(&fake), &stdin, false);
+        assert_eq!(run.code, Some(2), "{stdin:?}");
+        assert!(run.stderr.contains(expected), "{stdin:?}: {}", run.stderr);
+    }
+    assert!(fake.requests().is_empty(), "bad arguments reached resmon");
+}
+
+#[test]
+fn an_unknown_tool_is_named_before_stdin_is_read() {
+    // Stdin stays open, so a server that read it first would not answer.
+    let mut child = Command::new(BIN)
+        .args(["call", "no_such_tool", "-"])
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _open_stdin = child.stdin.take();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > PROMPTLY {
+            let _ = child.kill();
+            panic!("an unknown tool waited on stdin");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("No tool is named \"no_such_tool\"."), "{stderr}");
+}
+
+#[test]
+fn a_reference_no_shell_expanded_is_named_with_the_path_written_out() {
+    let dir = TempDir::new();
+    let fake = FakeBackend::start(dir.path());
+    let home = TempDir::new();
+    let cases = [
+        (
+            "RESMON_STATE_DIR",
+            "~/.local/state/resmon".to_string(),
+            "~",
+            show(&home.path().join(".local/state/resmon")),
+        ),
+        (
+            "RESMON_PORT_FILE",
+            "$HOME/resmon.port".to_string(),
+            "$HOME",
+            show(&home.path().join("resmon.port")),
+        ),
+        (
+            "RESMON_STATE_DIR",
+            r"%LOCALAPPDATA%\resmon".to_string(),
+            "%LOCALAPPDATA%",
+            r"C:\Users\me\AppData\Local\resmon".into(),
+        ),
+    ];
+    for (name, value, reference, written_out) in cases {
+        let mut vars: Vec<(String, String)> =
+            env_for(&fake).into_iter().filter(|(key, _)| key != name).collect();
+        vars.push((name.to_string(), value.clone()));
+        vars.push(("HOME".into(), show(home.path())));
+        vars.push(("LOCALAPPDATA".into(), r"C:\Users\me\AppData\Local".into()));
+        let answer = refused(&vars);
+        assert_eq!(answer["detail"]["problem"], "not_expanded", "{answer}");
+        assert_eq!(answer["detail"]["written_out"], written_out, "{answer}");
+        let text = message(&answer);
+        assert!(
+            text.starts_with(&format!("{name} holds {value}, in which {reference} was never expanded")),
+            "{text}"
+        );
+        assert!(text.contains(&format!("Here that would be {written_out}.")), "{text}");
+    }
+    assert!(fake.requests().is_empty());
+    // A folder that really has such a name is used as it is.
+    let literal = dir.path().join("$HOME");
+    std::fs::create_dir(&literal).unwrap();
+    std::fs::copy(fake.token_file(), literal.join(format!("api-token-{}", fake.port()))).unwrap();
+    let vars = env(&[("RESMON_PORT_FILE", show(&fake.port_file())), ("RESMON_STATE_DIR", show(&literal))]);
+    let (code, answer, output) = cli_call("health", json!({}), &vars);
+    assert_eq!(code, Some(0), "{output}");
+    assert_eq!(answer["identity"]["runtime_id"], fake.runtime_id());
+}

@@ -1,0 +1,445 @@
+#!/usr/bin/env python3
+"""The Windows .exe under Wine, tried as a Windows user would (issue 20).
+
+Started by tests/wine/run.sh inside a loopback-only network namespace, with
+the paths it built in WINE_STAGE_* variables. Each case prints one PASS or
+FAIL line; the last line is "N passed, M failed", and any failure (or a Wine
+that cannot start the .exe) exits non-zero.
+
+Every run of the .exe is bounded; a case that hangs fails. Paths are handed
+over as a Windows program sees them: Wine maps "/" to drive Z:, so the Linux
+folder /tmp/x y is Z:\\tmp\\x y (or Z:/tmp/x y).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+WORK = os.environ["WINE_STAGE_WORK"]
+EXE = os.environ["WINE_STAGE_EXE"]
+LINUX_BIN = os.environ["WINE_STAGE_LINUX_BIN"]
+FAKE = os.environ["WINE_STAGE_FAKE"]
+TOOLS = os.environ["WINE_STAGE_TOOLS"]
+PREFIX = os.path.join(WORK, "prefix")
+
+# A refusal about a local file or value comes at once; a call against the
+# fake takes well under a second. Either bound passing means a hang.
+PROMPT_S = 5
+BOUND_S = 60
+
+BASE_ENV = {
+    key: value
+    for key, value in os.environ.items()
+    if not key.startswith(("RESMON_", "WINE_STAGE_")) and key not in ("DISPLAY", "WAYLAND_DISPLAY")
+}
+BASE_ENV.update(
+    WINEPREFIX=PREFIX,
+    WINEDEBUG="-all",
+    # No Mono or Gecko install prompts; nothing here needs them.
+    WINEDLLOVERRIDES="mscoree,mshtml=",
+    # Wine converts file names and environment values with the Unix locale.
+    LC_ALL="C.UTF-8",
+    RESMON_MCP_TIMEOUT_MS="5000",
+)
+
+results = []
+T0 = time.monotonic()
+every_stdout = []
+
+
+def record(name, ok, why=""):
+    results.append(ok)
+    print(f"{'PASS' if ok else 'FAIL'} {name}" + ("" if ok else f": {why}") + f" [{time.monotonic() - T0:.1f} s]", flush=True)
+
+
+def zb(path):
+    """A Linux path as Windows writes it: Z:\\…"""
+    return "Z:" + path.replace("/", "\\")
+
+
+def zf(path):
+    """The same path with forward slashes: Z:/…"""
+    return "Z:" + path
+
+
+class Run:
+    def __init__(self, code, stdout, stderr, took):
+        self.code, self.stdout, self.stderr, self.took = code, stdout, stderr, took
+
+    def text(self):
+        return self.stdout.decode("utf-8", "replace")
+
+    def err(self):
+        return self.stderr.decode("utf-8", "replace")
+
+    def json(self):
+        try:
+            return json.loads(self.stdout)
+        except ValueError:
+            return None
+
+    def __repr__(self):
+        return f"exit {self.code} after {self.took:.1f} s; stdout {self.text()[:600]!r}; stderr {self.err()[:600]!r}"
+
+
+def run(program, args, env=None, stdin=b"", timeout=BOUND_S):
+    full = dict(BASE_ENV)
+    full.update(env or {})
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            ["wine", program, *args], input=stdin, capture_output=True, env=full, timeout=timeout, cwd=WORK
+        )
+    except subprocess.TimeoutExpired as timed_out:
+        return Run(None, timed_out.stdout or b"", b"did not finish (hang)", time.monotonic() - started)
+    result = Run(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
+    if program == EXE:
+        every_stdout.append(result.stdout)
+    return result
+
+
+def exe(args, env=None, stdin=b"", timeout=BOUND_S):
+    return run(EXE, args, env, stdin, timeout)
+
+
+def batch(name, lines, env=None, timeout=BOUND_S):
+    """Runs a .cmd file through Wine's cmd, as a person at cmd.exe would type
+    it. cmd reads a batch file in the console's code page, so the lines stay
+    ASCII and any non-ASCII path arrives through the environment."""
+    path = os.path.join(WORK, name)
+    with open(path, "w", encoding="ascii", newline="\r\n") as file:
+        file.write("@echo off\n" + "\n".join(lines) + "\n")
+    return run("cmd", ["/c", zb(path)], env, timeout=timeout)
+
+
+class Fake:
+    """The fake backend (cargo's fake-backend example), on loopback."""
+
+    def __init__(self, state_dir):
+        self.proc = subprocess.Popen(
+            [FAKE, "--state-dir", state_dir],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        lines = []
+        reader = threading.Thread(target=lambda: lines.extend(self.proc.stdout.readline() for _ in range(2)))
+        reader.start()
+        reader.join(30)
+        found = dict(line.strip().split("=", 1) for line in lines if "=" in line)
+        if "RESMON_PORT_FILE" not in found:
+            raise SystemExit(f"WINE STAGE FAILED: the fake backend did not start in {state_dir}")
+        self.port_file = found["RESMON_PORT_FILE"]
+        self.state_dir = found["RESMON_STATE_DIR"]
+        with open(self.port_file) as file:
+            self.port = int(file.read().strip())
+
+    def stop(self):
+        self.proc.stdin.close()
+        self.proc.wait(10)
+
+
+def windows_env(fake, style):
+    return {"RESMON_PORT_FILE": style(fake.port_file), "RESMON_STATE_DIR": style(fake.state_dir)}
+
+
+def refusal(name, result, *needles, problem=None, forbid=("ermission",)):
+    """A bad input: exit 1, backend_unavailable, promptly, saying what it is."""
+    answer = result.json() or {}
+    message = answer.get("message", "")
+    why = []
+    if result.code != 1 or answer.get("error") != "backend_unavailable":
+        why.append("not a backend_unavailable refusal")
+    if result.took > PROMPT_S:
+        why.append(f"took {result.took:.1f} s")
+    why += [f"no {needle!r}" for needle in needles if needle not in message]
+    why += [f"says {word!r}" for word in forbid if word in message]
+    if problem and answer.get("detail", {}).get("problem") != problem:
+        why.append(f"detail.problem is not {problem!r}")
+    record(name, not why, "; ".join(why) + f" ({result!r})")
+    return answer
+
+
+def session_lines(result):
+    return [json.loads(line) for line in result.stdout.decode("utf-8").split("\n") if line.strip()]
+
+
+def harness_session(name, registration_text):
+    """Starts the server the way a harness reads an mcpServers block: the JSON
+    text parsed, then `command` run with exactly its `env`. CRLF-terminated
+    requests, as a Windows client may send them."""
+    server = json.loads(registration_text)["mcpServers"]["resmon"]
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "wine", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "health", "arguments": {}}},
+    ]
+    stdin = "".join(json.dumps(request) + "\r\n" for request in requests).encode()
+    result = run(server["command"], server.get("args", []), env=server["env"], stdin=stdin)
+    why = []
+    try:
+        answers = {answer.get("id"): answer for answer in session_lines(result)}
+        tools = answers[2]["result"]["tools"]
+        if len(tools) != 25:
+            why.append(f"{len(tools)} tools listed")
+        if answers[3]["result"].get("isError") is not False:
+            why.append("health answered an error")
+    except (KeyError, ValueError, TypeError) as error:
+        why.append(f"no usable answers ({error!r})")
+    if b"\r" in result.stdout:
+        why.append("CR on stdout")
+    record(name, not why, "; ".join(why) + f" ({result!r})")
+
+
+def printed_registrations(form, report):
+    """The registrations `--check` prints once it connects, run on Windows
+    exactly as printed: the mcpServers JSON block and the Codex TOML block.
+    (The command lines are quoted for POSIX shells, and --check says so on
+    Windows.) A build whose --check prints none says so in a NOTE line."""
+    register = report.get("register")
+    if not isinstance(register, dict):
+        print(f"NOTE --check --json carries no registrations in this build ({form}); nothing to run", flush=True)
+        return
+    harness_session(f"--check's printed mcpServers JSON registration starts the server on Windows ({form})",
+                    register.get("json", ""))
+    try:
+        import tomllib
+        server = tomllib.loads(register.get("codex", ""))["mcp_servers"]["resmon"]
+    except (ImportError, ValueError, KeyError) as error:
+        record(f"--check's printed Codex TOML registration parses ({form})", False, repr(error))
+        return
+    harness_session(f"--check's printed Codex TOML registration starts the server on Windows ({form})",
+                    json.dumps({"mcpServers": {"resmon": {"command": server["command"], "env": server.get("env", {})}}}))
+
+
+def docs_registrations(state_folder):
+    """The Windows registrations in docs/setup.md, run as printed, with only
+    the example user's folders replaced by this prefix's (same style)."""
+    with open(os.path.join(os.environ["WINE_STAGE_REPO"], "docs", "setup.md"), encoding="utf-8") as file:
+        section = file.read().split("\n## Windows\n", 1)[-1].split("\n## ", 1)[0]
+    blocks = section.split("```")
+    json_blocks = [blocks[i + 1][len("json\n"):] for i in range(0, len(blocks) - 1, 2) if blocks[i + 1].startswith("json\n")]
+    toml_blocks = [blocks[i + 1][len("toml\n"):] for i in range(0, len(blocks) - 1, 2) if blocks[i + 1].startswith("toml\n")]
+    record("docs/setup.md's Windows section has two JSON registrations and one TOML registration",
+           len(json_blocks) == 2 and len(toml_blocks) == 1, f"{len(json_blocks)} JSON, {len(toml_blocks)} TOML")
+    replace = {"C:\\Users\\me\\bin\\resmon-mcp.exe": zb(EXE), "C:\\Users\\me\\AppData\\Local\\resmon": state_folder}
+    for index, text in enumerate(json_blocks):
+        try:
+            parsed = json.loads(text)["mcpServers"]["resmon"]
+        except (ValueError, KeyError) as error:
+            record(f"docs JSON registration {index + 1} parses", False, repr(error))
+            continue
+        forward = "/" in parsed["command"]
+        for example, real in replace.items():
+            mine, theirs = (example.replace("\\", "/"), real.replace("\\", "/")) if forward else (example, real)
+            text = text.replace(json.dumps(mine)[1:-1], json.dumps(theirs)[1:-1])
+        harness_session(f"docs JSON registration {index + 1} ({'forward slashes' if forward else 'doubled backslashes'}) "
+                        "connects as printed", text)
+    for text in toml_blocks:
+        try:
+            import tomllib
+            server = tomllib.loads(text)["mcp_servers"]["resmon"]
+        except (ImportError, ValueError, KeyError) as error:
+            record("docs TOML registration parses", False, repr(error))
+            continue
+        server = {"command": replace.get(server["command"], server["command"]),
+                  "env": {key: replace.get(value, value) for key, value in server.get("env", {}).items()}}
+        harness_session("docs TOML registration (single-quoted backslashes) connects as printed",
+                        json.dumps({"mcpServers": {"resmon": server}}))
+
+
+def main():
+    started = time.monotonic()
+    os.makedirs(PREFIX)
+    subprocess.run(["wineboot", "-i"], env=BASE_ENV, capture_output=True, timeout=180, check=False)
+    system32 = os.path.join(PREFIX, "drive_c", "windows", "system32")
+    if not os.path.isdir(system32):
+        raise SystemExit("WINE STAGE FAILED: wineboot did not create a Wine prefix")
+    shutil.copy(os.path.join(TOOLS, "bcryptprimitives.dll"), system32)
+    # One wineserver and one set of Wine's own services for the whole run,
+    # started with no pipe of ours: a service started by a case's run would
+    # inherit that run's stdout and hold it open for seconds after the .exe
+    # has exited.
+    quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    subprocess.run(["wineserver", "-p"], env=BASE_ENV, timeout=30, check=False, **quiet)
+    subprocess.run(["wine", "cmd", "/c", "exit"], env=BASE_ENV, timeout=60, check=False, cwd=WORK, **quiet)
+    print(f"Wine prefix ready in {time.monotonic() - started:.1f} s", flush=True)
+
+    # What the stand-in is for: without it, a Wine older than 8.13 cannot start the .exe.
+    stand_in = os.path.join(system32, "bcryptprimitives.dll")
+    os.rename(stand_in, stand_in + ".off")
+    bare = exe(["--version"], timeout=30)
+    os.rename(stand_in + ".off", stand_in)
+    if bare.code == 0:
+        print("NOTE this Wine provides ProcessPrng itself; the stand-in is not needed", flush=True)
+    else:
+        print(f"NOTE without the stand-in the .exe does not start under this Wine (exit {bare.code})", flush=True)
+    version = exe(["--version"])
+    started_ok = version.code == 0 and version.text().startswith("resmon-mcp ")
+    record("the .exe starts under Wine (ProcessPrng stand-in in the prefix)", started_ok, repr(version))
+    if not started_ok:
+        print("WINE STAGE FAILED: Wine cannot start resmon-mcp.exe, so no Windows case can run", flush=True)
+        print(f"0 passed, {len(results)} failed")
+        return 1
+
+    # A state folder with a space and non-ASCII characters, as under a user's name.
+    fake = Fake(os.path.join(WORK, "state dir Łódź é"))
+    linux_env = {"RESMON_PORT_FILE": fake.port_file, "RESMON_STATE_DIR": fake.state_dir}
+    linux_env.update({key: BASE_ENV[key] for key in ("PATH", "RESMON_MCP_TIMEOUT_MS")})
+    linux_health = subprocess.run([LINUX_BIN, "call", "health", "{}"], capture_output=True, env=linux_env, timeout=30)
+    # The stage's own JSON bodies for `-`; the .exe reads them from stdin.
+    search = os.path.join(WORK, "search.json")
+    with open(search, "w") as file:
+        file.write('{"query": "graph", "limit": 2}\n')
+
+    for form, style in (("Z:\\", zb), ("Z:/", zf)):
+        env = windows_env(fake, style)
+        check = exe(["--check"], env)
+        record(f"--check connects, state folder with a space and non-ASCII given as {form}",
+               check.code == 0 and "result: connected" in check.text(), repr(check))
+        paths = [line for line in check.text().splitlines() if "Z:" in line]
+        mixed = [line for line in paths if "/" in line]
+        record(f"--check's trace writes every path with backslashes ({form})", bool(paths) and not mixed,
+               f"mixed: {mixed}")
+        check_json = exe(["--check", "--json"], env)
+        record(f"--check --json reports connected ({form})",
+               check_json.code == 0 and (check_json.json() or {}).get("connected") is True, repr(check_json))
+        printed_registrations(form, check_json.json() or {})
+        health = exe(["call", "health", "{}"], env)
+        record(f"call health answers byte for byte as the Linux build ({form})",
+               health.code == 0 and health.stdout == linux_health.stdout and linux_health.returncode == 0,
+               f"{health!r} vs Linux {linux_health.stdout[:300]!r}")
+        with open(search, "rb") as file:
+            piped = exe(["call", "search_corpus", "-"], env, stdin=file.read())
+        record(f"call search_corpus - reads the arguments from stdin ({form})",
+               piped.code == 0 and "error" not in (piped.json() or {"error": 1}), repr(piped))
+        registration = json.dumps({"mcpServers": {"resmon": {"command": style(EXE), "env": env}}})
+        doubled = "\\\\" in registration
+        harness_session(
+            f"an mcpServers registration with {'doubled backslashes' if doubled else 'forward slashes'}, "
+            "run as a harness runs it: CRLF requests, 25 tools, health",
+            registration,
+        )
+
+    # Nothing set at all: the default state folder %LOCALAPPDATA%\resmon.
+    local = batch("localappdata.cmd", ["echo %LOCALAPPDATA%"]).text().strip()
+    local_unix = subprocess.run(["winepath", "-u", local], capture_output=True, text=True,
+                                env=BASE_ENV, timeout=30).stdout.strip()
+    default_fake = Fake(os.path.join(local_unix, "resmon"))
+    default_check = exe(["--check"])
+    default_health = exe(["call", "health", "{}"])
+    expected = f"port file {local}\\resmon\\resmon.port: holds"
+    record("with nothing set, discovery reads %LOCALAPPDATA%\\resmon and connects",
+           default_health.code == 0 and expected in default_check.text(),
+           f"{default_check!r} {default_health!r}")
+    docs_registrations(local + "\\resmon")
+    default_fake.stop()
+
+    # Bad inputs. Each must be answered at once, with what it really is.
+    refusal("a port file that is a directory is called a directory, not a permissions problem",
+            exe(["call", "health", "{}"], {"RESMON_PORT_FILE": zb(fake.state_dir)}),
+            "is a directory, not a file", "resmon.port", problem="directory")
+    token_dir = os.path.join(WORK, "token is a folder")
+    os.makedirs(os.path.join(token_dir, f"api-token-{fake.port}"))
+    refusal("a token file that is a directory is called a directory",
+            exe(["call", "health", "{}"], {"RESMON_PORT_FILE": zb(fake.port_file), "RESMON_STATE_DIR": zb(token_dir)}),
+            "is a directory, not a file", problem="directory")
+
+    held = os.path.join(WORK, "held.port")
+    shutil.copy(fake.port_file, held)
+    holder = subprocess.Popen(["wine", os.path.join(TOOLS, "hold_open.exe"), zb(held)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=BASE_ENV, cwd=WORK)
+    holding = []
+    reader = threading.Thread(target=lambda: holding.append(holder.stdout.readline()))
+    reader.start()
+    reader.join(30)
+    if holding and holding[0].strip() == b"held":
+        refusal("a port file held open by another program is said to be held open",
+                exe(["call", "health", "{}"], {"RESMON_PORT_FILE": zb(held), "RESMON_STATE_DIR": zb(fake.state_dir)}),
+                "is held open by another program", "Close the program", problem="held_open")
+    else:
+        record("a port file held open by another program is said to be held open", False,
+               f"hold_open.exe could not hold the file: {holding!r}")
+    holder.stdin.close()
+    holder.wait(10)
+
+    quoted_file = '"' + zb(fake.port_file) + '"'
+    refusal("a port file path in quotes (Explorer's \"Copy as path\") is refused naming the quotes",
+            exe(["call", "health", "{}"], {"RESMON_PORT_FILE": quoted_file, "RESMON_STATE_DIR": zb(fake.state_dir)}),
+            "RESMON_PORT_FILE is wrapped in quotes", "Remove them", problem="quoted")
+    quoted_dir = refusal("a quoted RESMON_STATE_DIR is refused, and no token path is made from it",
+                         exe(["call", "health", "{}"],
+                             {"RESMON_PORT_FILE": zb(fake.port_file), "RESMON_STATE_DIR": '"' + zb(fake.state_dir) + '"'}),
+                         "RESMON_STATE_DIR is wrapped in quotes", problem="quoted")
+    if "token_file" in quoted_dir.get("detail", {}):
+        record("no token path is built from a quoted folder", False, repr(quoted_dir))
+
+    unset = batch("unset_home.cmd", ["set LOCALAPPDATA=", "set USERPROFILE=", f'"{zb(EXE)}" call health {{}}'])
+    refusal("with LOCALAPPDATA and USERPROFILE unset, those two are named (not HOME)", unset,
+            "neither LOCALAPPDATA nor USERPROFILE is set", forbid=("HOME is", "ermission"))
+
+    refusal("RESMON_PORT set but empty is malformed and the port file is not read",
+            exe(["call", "health", "{}"], {**windows_env(fake, zb), "RESMON_PORT": ""}),
+            "RESMON_PORT is set but empty", "the port file was not read")
+
+    utf16 = os.path.join(WORK, "utf16.port")
+    with open(utf16, "wb") as file:
+        file.write(f"{fake.port}\r\n".encode("utf-16"))  # with a byte-order mark, as PowerShell 5.1's > writes
+    answer = refusal("a UTF-16 port file is named as UTF-16 and its value shown decoded",
+                     exe(["call", "health", "{}"], {"RESMON_PORT_FILE": zb(utf16), "RESMON_STATE_DIR": zb(fake.state_dir)}),
+                     "is saved as UTF-16", "Save it as plain text", f'"{fake.port}"')
+    if answer.get("detail", {}).get("value") != str(fake.port):
+        record("the UTF-16 port file's value is shown decoded in detail.value", False, repr(answer))
+    bom = os.path.join(WORK, "bom.port")
+    with open(bom, "wb") as file:
+        file.write(b"\xef\xbb\xbf" + str(fake.port).encode())
+    bom_run = exe(["call", "health", "{}"], {"RESMON_PORT_FILE": zb(bom), "RESMON_STATE_DIR": zb(fake.state_dir)})
+    record("a port file with a UTF-8 byte-order mark (Notepad) is read", bom_run.code == 0, repr(bom_run))
+
+    empty_state = os.path.join(WORK, "no token here")
+    os.makedirs(empty_state)
+    refusal("no token file for the named port says an older resmon must be updated",
+            exe(["call", "health", "{}"], {"RESMON_PORT_FILE": zb(fake.port_file), "RESMON_STATE_DIR": zb(empty_state)}),
+            "published no token file at", "older than the local-API token", "must be updated")
+    refusal("%LOCALAPPDATA% in an env value is named as not expanded, with the path written out",
+            exe(["call", "health", "{}"], {"RESMON_PORT_FILE": zb(fake.port_file), "RESMON_STATE_DIR": "%LOCALAPPDATA%\\resmon"}),
+            "%LOCALAPPDATA% was never expanded", f"Here that would be {local}\\resmon.")
+
+    # What a person types at cmd.exe.
+    cmd_env = windows_env(fake, zb)
+    single = batch("single.cmd", [f'"{zb(EXE)}" call health \'{{}}\''], cmd_env)
+    hint = single.err()
+    record("cmd.exe: '{}' is refused with a form that works there and a mention of -",
+           single.code == 2 and 'Written as "{\\"key\\":\\"value\\"}"' in hint and "pass - in its place" in hint
+           and "cmd.exe passes on as they are" in hint, repr(single))
+    escaped = batch("escaped.cmd", [f'"{zb(EXE)}" call search_corpus "{{\\"query\\":\\"graph\\"}}"'], cmd_env)
+    record('cmd.exe: "{\\"query\\":\\"graph\\"}" is read as JSON',
+           escaped.code == 0 and "error" not in (escaped.json() or {"error": 1}), repr(escaped))
+    redirected = batch("redirected.cmd", [f'"{zb(EXE)}" call search_corpus - < "{zb(search)}"'], cmd_env)
+    record("cmd.exe: call search_corpus - < arguments.json",
+           redirected.code == 0 and "error" not in (redirected.json() or {"error": 1}), repr(redirected))
+    echoed = batch("echoed.cmd", [f'echo {{"query":"graph"}}| "{zb(EXE)}" call search_corpus -'], cmd_env)
+    record("cmd.exe: echo {\"query\":\"graph\"}| … call search_corpus -",
+           echoed.code == 0 and "error" not in (echoed.json() or {"error": 1}), repr(echoed))
+
+    with_cr = [out[:200] for out in every_stdout if b"\r" in out]
+    record(f"no CR on stdout in any of the .exe's {len(every_stdout)} answers", not with_cr, repr(with_cr))
+
+    fake.stop()
+    subprocess.run(["wineserver", "-k"], env=BASE_ENV, timeout=30, check=False)
+    passed = sum(results)
+    failed = len(results) - passed
+    print(f"Wine cases took {time.monotonic() - started:.1f} s", flush=True)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
