@@ -19,6 +19,8 @@ mod reads_corpus;
 mod reads_runs;
 // Write tools, read-only sessions and the settings guards.
 mod writes;
+// `--read-only[=true|false]`, the switch a bundle's checkbox drives.
+mod read_only_flag;
 // Every address the tools send resolves against the route table; 44 pairs.
 mod routes;
 // docs/tools.md is generated from the listing and checked against it.
