@@ -25,6 +25,8 @@ mod read_only_flag;
 mod routes;
 // docs/tools.md is generated from the listing and checked against it.
 mod docs;
+// bundle/manifest.json, the bundle manifest template, likewise.
+mod bundle_manifest;
 // Every tool against every backend fault; recovery after a restart.
 mod faults;
 // Hostile stdin: huge lines, odd bytes, wrong types, randomised lines in-process.
