@@ -13,15 +13,13 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail};
 
-use crate::inspect;
 use crate::workspace::Workspace;
+use crate::{inspect, universal};
 
 const MUSL: &str = "x86_64-unknown-linux-musl";
 const WINDOWS_GNU: &str = "x86_64-pc-windows-gnu";
 const MAC_ARM: &str = "aarch64-apple-darwin";
 const MAC_INTEL: &str = "x86_64-apple-darwin";
-/// cargo-zigbuild's name for "build both macOS halves and join them".
-const MAC_UNIVERSAL_ZIG: &str = "universal2-apple-darwin";
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Platform {
@@ -142,12 +140,19 @@ impl<'a> Builder<'a> {
         if let Some(file) = self.done.get(triple) {
             return Ok(file.clone());
         }
+        let mut command = Command::new(&self.workspace.cargo);
+        if triple.ends_with("-apple-darwin") && std::env::var_os("MACOSX_DEPLOYMENT_TARGET").is_none() {
+            // zig, unlike Apple's linker, does not default to the oldest macOS
+            // rustc supports: left alone, the binary demands the newest.
+            let oldest = self.oldest_macos(triple).map_err(|why| NotBuilt::failed(what, why))?;
+            command.env("MACOSX_DEPLOYMENT_TARGET", oldest);
+        }
         let (subcommand, how) = match linker {
             Linker::Native => ("build", "cargo build"),
             Linker::Zig => ("zigbuild", "cargo zigbuild"),
         };
         eprintln!("== {what}: {how} --release --target {triple}");
-        let status = Command::new(&self.workspace.cargo)
+        let status = command
             .args([subcommand, "--release", "--locked", "--package", "resmon-mcp", "--bin", "resmon-mcp"])
             .args(["--target", triple])
             .current_dir(&self.workspace.root)
@@ -169,6 +174,20 @@ impl<'a> Builder<'a> {
         Ok(file)
     }
 
+    /// The oldest macOS rustc builds `triple` for (its default deployment target).
+    fn oldest_macos(&self, triple: &str) -> Result<String, String> {
+        let output = Command::new("rustc")
+            .args(["--print", "deployment-target", "--target", triple])
+            .current_dir(&self.workspace.root)
+            .output()
+            .map_err(|error| format!("could not run rustc: {error}"))?;
+        let text = String::from_utf8_lossy(&output.stdout);
+        text.trim()
+            .strip_prefix("MACOSX_DEPLOYMENT_TARGET=")
+            .map(str::to_string)
+            .ok_or_else(|| format!("rustc --print deployment-target --target {triple} said {text:?}"))
+    }
+
     /// The binary for the machine this runs on. On x86_64 Linux it is the
     /// static musl build when that target is installed, else the host's own
     /// (glibc) build, said so in its notes.
@@ -177,11 +196,11 @@ impl<'a> Builder<'a> {
         let arch = std::env::consts::ARCH;
         match std::env::consts::OS {
             "linux" if arch == "x86_64" && self.has_std(MUSL) => self.linux(),
-            "macos" if self.has_std(MAC_ARM) && self.has_std(MAC_INTEL) && on_path("lipo") => self.macos(),
+            "macos" if self.has_std(MAC_ARM) && self.has_std(MAC_INTEL) => self.macos(),
             "macos" => {
                 let host = self.host.clone();
                 let file = self.cargo(what, &host, Linker::Native)?;
-                let cpu =
+                let (cpu, oldest) =
                     inspect::check_thin_macos(&read(&file)?).map_err(|why| NotBuilt::failed(what, why))?;
                 Ok(Built {
                     platform: Platform::Darwin,
@@ -189,8 +208,8 @@ impl<'a> Builder<'a> {
                     triple: host,
                     file,
                     notes: format!(
-                        "{cpu} only: Macs of the other kind cannot run it (rustup target add {MAC_ARM} \
-                         {MAC_INTEL} for a universal file)"
+                        "{cpu} only, macOS {oldest} and later: Macs of the other kind cannot run it \
+                         (rustup target add {MAC_ARM} {MAC_INTEL} for a universal file)"
                     ),
                 })
             }
@@ -266,44 +285,43 @@ impl<'a> Builder<'a> {
         })
     }
 
-    /// One universal macOS file: arm64 and x86_64.
+    /// One universal macOS file: arm64 and x86_64, each built on its own
+    /// (natively on a Mac, with zig elsewhere) and then joined.
     pub fn macos(&mut self) -> Result<Built, NotBuilt> {
         let what = "darwin-universal";
         self.need_std(what, MAC_ARM)?;
         self.need_std(what, MAC_INTEL)?;
-        let file = if cfg!(target_os = "macos") {
-            if !on_path("lipo") {
-                return Err(NotBuilt::missing(what, "lipo is not installed (xcode-select --install)"));
+        let linker = || {
+            if cfg!(target_os = "macos") {
+                Ok(Linker::Native)
+            } else {
+                self.zig.clone().map(|()| Linker::Zig).map_err(|why| format!("no macOS linker here: {why}"))
             }
-            let arm = self.cargo(what, MAC_ARM, Linker::Native)?;
-            let intel = self.cargo(what, MAC_INTEL, Linker::Native)?;
-            let dir = self.workspace.target_dir.join("universal-apple-darwin/release");
-            std::fs::create_dir_all(&dir).map_err(|error| NotBuilt::failed(what, error.to_string()))?;
-            let joined = dir.join("resmon-mcp");
-            let status = Command::new("lipo")
-                .arg("-create")
-                .arg("-output")
-                .arg(&joined)
-                .arg(&arm)
-                .arg(&intel)
-                .status();
-            if !status.is_ok_and(|status| status.success()) {
-                return Err(NotBuilt::failed(what, "lipo -create failed"));
-            }
-            joined
-        } else {
-            self.zig
-                .clone()
-                .map_err(|why| NotBuilt::missing(what, format!("no macOS linker here: {why}")))?;
-            self.cargo(what, MAC_UNIVERSAL_ZIG, Linker::Zig)?
         };
-        inspect::check_universal_macos(&read(&file)?).map_err(|why| NotBuilt::failed(what, why))?;
+        let arm_linker = linker().map_err(|why| NotBuilt::missing(what, why))?;
+        let intel_linker = linker().map_err(|why| NotBuilt::missing(what, why))?;
+        let arm = read(&self.cargo(what, MAC_ARM, arm_linker)?)?;
+        let intel = read(&self.cargo(what, MAC_INTEL, intel_linker)?)?;
+        let joined = universal::join(&[&intel, &arm]).map_err(|why| NotBuilt::failed(what, why))?;
+        let dir = self.workspace.target_dir.join("universal-apple-darwin/release");
+        let file = dir.join("resmon-mcp");
+        std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(&file, &joined))
+            .map_err(|error| NotBuilt::failed(what, format!("{}: {error}", file.display())))?;
+        let halves = inspect::check_universal_macos(&joined).map_err(|why| NotBuilt::failed(what, why))?;
         Ok(Built {
             platform: Platform::Darwin,
             label: what.to_string(),
             triple: "universal-apple-darwin".to_string(),
             file,
-            notes: "arm64 + x86_64; the arm64 half carries the linker's ad-hoc signature".to_string(),
+            notes: format!(
+                "arm64 {} for macOS {}+, x86_64 {} for macOS {}+; the arm64 half carries the linker's \
+                 ad-hoc signature",
+                crate::size(halves.arm64 as u64),
+                halves.arm64_oldest,
+                crate::size(halves.intel as u64),
+                halves.intel_oldest,
+            ),
         })
     }
 

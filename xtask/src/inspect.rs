@@ -64,22 +64,67 @@ pub fn check_windows_x86_64(data: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// A universal Mach-O with an x86_64 and an arm64 slice, the arm64 one signed.
-pub fn check_universal_macos(data: &[u8]) -> Result<(), String> {
-    let slices = macho_slices(data)?;
-    let find = |cpu: u32| slices.iter().find(|(kind, _)| *kind == cpu).map(|(_, slice)| *slice);
-    find(CPU_X86_64).ok_or("the universal file has no x86_64 slice")?;
-    let arm64 = find(CPU_ARM64).ok_or("the universal file has no arm64 slice")?;
-    check_signature(arm64).map_err(|why| format!("its arm64 slice {why}, and Apple Silicon would not run it"))
+/// What a universal macOS file holds.
+pub struct Halves {
+    pub arm64: usize,
+    pub arm64_oldest: String,
+    pub intel: usize,
+    pub intel_oldest: String,
 }
 
-/// A thin arm64 or x86_64 Mach-O (a host build on a Mac without the other half).
-pub fn check_thin_macos(data: &[u8]) -> Result<&'static str, String> {
+/// A universal Mach-O with an x86_64 and an arm64 slice, the arm64 one
+/// signed, each naming the oldest macOS it runs on.
+pub fn check_universal_macos(data: &[u8]) -> Result<Halves, String> {
+    let slices = macho_slices(data)?;
+    let find = |cpu: u32| slices.iter().find(|(kind, _)| *kind == cpu).map(|(_, slice)| *slice);
+    let intel = find(CPU_X86_64).ok_or("the universal file has no x86_64 slice")?;
+    let arm64 = find(CPU_ARM64).ok_or("the universal file has no arm64 slice")?;
+    check_signature(arm64)
+        .map_err(|why| format!("its arm64 slice {why}, and Apple Silicon would not run it"))?;
+    Ok(Halves {
+        arm64: arm64.len(),
+        arm64_oldest: oldest_macos(arm64)?,
+        intel: intel.len(),
+        intel_oldest: oldest_macos(intel)?,
+    })
+}
+
+/// A thin arm64 or x86_64 Mach-O (a host build on a Mac without the other
+/// half): its CPU and the oldest macOS it runs on.
+pub fn check_thin_macos(data: &[u8]) -> Result<(&'static str, String), String> {
     match macho_slices(data)?.as_slice() {
-        [(CPU_ARM64, slice)] => check_signature(slice).map(|()| "arm64").map_err(|why| format!("it {why}")),
-        [(CPU_X86_64, _)] => Ok("x86_64"),
+        [(CPU_ARM64, slice)] => {
+            check_signature(slice).map_err(|why| format!("it {why}"))?;
+            Ok(("arm64", oldest_macos(slice)?))
+        }
+        [(CPU_X86_64, slice)] => Ok(("x86_64", oldest_macos(slice)?)),
         _ => Err("not a thin arm64 or x86_64 Mach-O file".into()),
     }
+}
+
+/// The oldest macOS a slice says it runs on (LC_BUILD_VERSION's minos, or
+/// the older LC_VERSION_MIN_MACOSX), as "11.0".
+fn oldest_macos(slice: &[u8]) -> Result<String, String> {
+    let commands = u32_le(slice, 16).ok_or("truncated Mach-O header")?;
+    let mut at = 32;
+    for _ in 0..commands {
+        let command = u32_le(slice, at).ok_or("truncated load commands")?;
+        let version = match command {
+            0x32 => u32_le(slice, at + 12),
+            0x24 => u32_le(slice, at + 8),
+            _ => None,
+        };
+        if let Some(version) = version {
+            let (major, minor, patch) = (version >> 16, (version >> 8) & 0xff, version & 0xff);
+            return Ok(if patch == 0 {
+                format!("{major}.{minor}")
+            } else {
+                format!("{major}.{minor}.{patch}")
+            });
+        }
+        at += (u32_le(slice, at + 4).ok_or("truncated load commands")? as usize).max(8);
+    }
+    Err("names no minimum macOS version".into())
 }
 
 /// The (cpu type, bytes) of each architecture in a thin or fat Mach-O file.
@@ -181,15 +226,20 @@ mod tests {
     }
 
     /// A thin arm64 Mach-O of three 4 KiB pages, signed over its first 8 KiB.
-    fn signed_macho(tamper: bool) -> Vec<u8> {
+    fn signed_macho(tamper: bool, dated: bool) -> Vec<u8> {
         let mut data = vec![0u8; 3 * 4096];
         data[..4].copy_from_slice(&0xfeed_facfu32.to_le_bytes());
         data[4..8].copy_from_slice(&CPU_ARM64.to_le_bytes());
-        data[16..20].copy_from_slice(&1u32.to_le_bytes());
+        data[16..20].copy_from_slice(&2u32.to_le_bytes());
         data[32..36].copy_from_slice(&0x1du32.to_le_bytes());
         data[36..40].copy_from_slice(&16u32.to_le_bytes());
         data[40..44].copy_from_slice(&8192u32.to_le_bytes());
         data[44..48].copy_from_slice(&4096u32.to_le_bytes());
+        // LC_BUILD_VERSION: macOS, minos 11.0.
+        data[48..52].copy_from_slice(&(if dated { 0x32u32 } else { 0x19 }).to_le_bytes());
+        data[52..56].copy_from_slice(&24u32.to_le_bytes());
+        data[56..60].copy_from_slice(&1u32.to_le_bytes());
+        data[60..64].copy_from_slice(&0x000b_0000u32.to_le_bytes());
         data[100..200].fill(0xab);
         let mut directory = vec![0u8; 44];
         directory[..4].copy_from_slice(&0xfade_0c02u32.to_be_bytes());
@@ -218,11 +268,34 @@ mod tests {
 
     #[test]
     fn a_signature_is_checked_page_by_page() {
-        assert_eq!(check_thin_macos(&signed_macho(false)), Ok("arm64"));
-        let stale = check_thin_macos(&signed_macho(true)).unwrap_err();
+        assert_eq!(check_thin_macos(&signed_macho(false, true)), Ok(("arm64", "11.0".to_string())));
+        let stale = check_thin_macos(&signed_macho(true, true)).unwrap_err();
         assert!(stale.contains("page 1 is stale"), "{stale}");
-        let mut unsigned = signed_macho(false);
+        let mut unsigned = signed_macho(false, true);
         unsigned[32..36].copy_from_slice(&0x19u32.to_le_bytes());
         assert!(check_thin_macos(&unsigned).unwrap_err().contains("no code signature"));
+        assert!(check_thin_macos(&signed_macho(false, false)).unwrap_err().contains("no minimum macOS"));
+    }
+
+    #[test]
+    fn two_thin_files_join_into_one_universal_file() {
+        let arm = signed_macho(false, true);
+        let mut intel = vec![0u8; 5000];
+        intel[..4].copy_from_slice(&0xfeed_facfu32.to_le_bytes());
+        intel[4..8].copy_from_slice(&CPU_X86_64.to_le_bytes());
+        intel[8..12].copy_from_slice(&3u32.to_le_bytes());
+        intel[16..20].copy_from_slice(&1u32.to_le_bytes());
+        intel[32..36].copy_from_slice(&0x24u32.to_le_bytes());
+        intel[36..40].copy_from_slice(&16u32.to_le_bytes());
+        intel[40..44].copy_from_slice(&0x000a_0c00u32.to_le_bytes());
+        let joined = crate::universal::join(&[&intel, &arm]).unwrap();
+        let slices = macho_slices(&joined).unwrap();
+        assert_eq!(slices.len(), 2);
+        assert_eq!((slices[0].0, slices[0].1), (CPU_X86_64, &intel[..]));
+        assert_eq!((slices[1].0, slices[1].1), (CPU_ARM64, &arm[..]));
+        let halves = check_universal_macos(&joined).unwrap();
+        assert_eq!((halves.arm64_oldest.as_str(), halves.intel_oldest.as_str()), ("11.0", "10.12"));
+        assert!(check_universal_macos(&crate::universal::join(&[&intel]).unwrap()).is_err(), "no arm64 half");
+        assert!(crate::universal::join(&[b"not a mach-o file"]).is_err());
     }
 }

@@ -5,6 +5,7 @@ mod archive;
 mod build;
 mod inspect;
 mod manifest;
+mod universal;
 mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -227,7 +228,11 @@ fn sha256_hex(path: &PathBuf) -> String {
 }
 
 fn size(bytes: u64) -> String {
-    format!("{:.2} MB ({bytes} bytes)", bytes as f64 / 1_000_000.0)
+    if bytes < 10_000 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{:.2} MB ({bytes} bytes)", bytes as f64 / 1_000_000.0)
+    }
 }
 
 fn print_note(
