@@ -20,7 +20,9 @@ pub fn run(config: &Config) -> Report {
     let outcome = backend.discover(&mut trace);
     let offered = tools::TOOLS.iter().filter(|tool| tools::is_offered(tool, config.read_only)).count();
     let mode = if config.read_only {
-        format!("read-only (RESMON_MCP_READ_ONLY=1): {offered} read tools offered, write tools refused")
+        format!(
+            "read-only (RESMON_MCP_READ_ONLY=1 or --read-only): {offered} read tools offered, write tools refused"
+        )
     } else {
         format!("full surface: {offered} tools offered (write tools are marked requires_confirmation)")
     };

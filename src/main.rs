@@ -22,6 +22,10 @@ Usage:
                                  (JSON as -: read the arguments from stdin)
   resmon-mcp --help | --version
 
+Options (before any subcommand):
+  --read-only[=true|false]  offer and run only the 18 read tools; =false leaves
+                            it to RESMON_MCP_READ_ONLY (either one can turn it on)
+
 Environment:
   RESMON_PORT             port of the resmon to use (wins over the port file)
   RESMON_PORT_FILE        path of the port file resmon writes on start-up
@@ -42,7 +46,8 @@ enum Command {
     Version,
 }
 
-fn parse_args() -> Result<Command, lexopt::Error> {
+/// `read_only` collects `--read-only`: set by any occurrence that says true.
+fn parse_args(read_only: &mut bool) -> Result<Command, lexopt::Error> {
     use lexopt::prelude::*;
     let mut parser = lexopt::Parser::from_env();
     let mut command = Command::Serve;
@@ -53,6 +58,7 @@ fn parse_args() -> Result<Command, lexopt::Error> {
             Short('V') | Long("version") => return Ok(Command::Version),
             Long("check") => command = Command::Check { json },
             Long("json") => json = true,
+            Long("read-only") => *read_only |= read_only_value(parser.optional_value())?,
             Value(value) if matches!(command, Command::Serve) && value == "call" => {
                 let tool = parser.value()?.string()?;
                 let arguments = match parser.next()? {
@@ -77,17 +83,36 @@ fn parse_args() -> Result<Command, lexopt::Error> {
     Ok(command)
 }
 
+/// `--read-only` alone means true. A bundle host fills in `--read-only=${user_config.read_only}`
+/// with its checkbox as the text `true` or `false` (contract-notes 23); anything else
+/// is refused, because guessing could leave the write tools on.
+fn read_only_value(value: Option<std::ffi::OsString>) -> Result<bool, lexopt::Error> {
+    let Some(value) = value else { return Ok(true) };
+    match value.to_str() {
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(other) if other.starts_with("${") => Err(format!(
+            "--read-only got {other:?}: the host that started this server did not fill in its \
+             setting; give --read-only=true or --read-only=false"
+        )
+        .into()),
+        _ => Err(format!("--read-only takes true or false (--read-only=false), not {value:?}").into()),
+    }
+}
+
 fn main() -> ExitCode {
     // One scrubbed line instead of Rust's default panic report: never a
     // stack trace, never a secret (issue 2 §5).
     std::panic::set_hook(Box::new(|info| redact::log(&format!("internal error: {info}"))));
-    let command = match parse_args() {
+    let mut read_only_flag = false;
+    let command = match parse_args(&mut read_only_flag) {
         Ok(command) => command,
         Err(error) => {
             redact::log(&format!("{error}\n\n{HELP}"));
             return ExitCode::from(2);
         }
     };
+    let config = Config::from_process().with_read_only_flag(read_only_flag);
     match command {
         Command::Help => print_stdout(HELP),
         Command::Version => print_stdout(&format!(
@@ -95,19 +120,19 @@ fn main() -> ExitCode {
             env!("CARGO_PKG_VERSION"),
             protocol::CONTRACT_VERSION
         )),
-        Command::Serve => serve(),
+        Command::Serve => serve(&config),
         Command::Check { json } => {
-            let report = check::run(&Config::from_process());
+            let report = check::run(&config);
             let text = if json { format!("{}\n", pretty(&report.json)) } else { report.text };
             let code = print_stdout(&text);
             if report.connected { code } else { ExitCode::from(1) }
         }
-        Command::Call { tool, arguments } => call(&tool, &arguments),
+        Command::Call { tool, arguments } => call(&config, &tool, &arguments),
     }
 }
 
-fn serve() -> ExitCode {
-    match serve_stdio() {
+fn serve(config: &Config) -> ExitCode {
+    match serve_stdio(config) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             // `{:#}` prints the context chain on one line: what stopped, and why.
@@ -119,8 +144,7 @@ fn serve() -> ExitCode {
 
 /// Only an unreadable stdin or an unwritable stdout (other than a closed
 /// pipe, which is a normal end) stops the server; no message ever does.
-fn serve_stdio() -> anyhow::Result<()> {
-    let config = Config::from_process();
+fn serve_stdio(config: &Config) -> anyhow::Result<()> {
     let mut server = Server::new(config.backend(), config.read_only);
     let stdin = io::stdin();
     let stdout = io::stdout();
@@ -128,7 +152,7 @@ fn serve_stdio() -> anyhow::Result<()> {
         .context("stopped serving: stdin or stdout failed")
 }
 
-fn call(tool: &str, arguments: &str) -> ExitCode {
+fn call(config: &Config, tool: &str, arguments: &str) -> ExitCode {
     // The name first, so that a typo is not answered by waiting on stdin.
     if !tools::TOOLS.iter().any(|known| known.name == tool) {
         let names: Vec<&str> = tools::TOOLS.iter().map(|tool| tool.name).collect();
@@ -142,7 +166,6 @@ fn call(tool: &str, arguments: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let config = Config::from_process();
     let mut backend = config.backend();
     let Some(result) = tools::call(&mut backend, tool, &arguments, config.read_only) else {
         redact::log(&format!("No tool is named {tool:?}."));

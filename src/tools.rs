@@ -120,7 +120,7 @@ pub fn call(backend: &mut Backend, name: &str, arguments: &Value, read_only: boo
             crate::error::Code::InvalidArgument,
             format!(
                 "`{name}` changes things in resmon, and this server was started read-only \
-                 (RESMON_MCP_READ_ONLY=1), so it was not run. Ask the person to do it in the \
+                 (RESMON_MCP_READ_ONLY=1 or --read-only), so it was not run. Ask the person to do it in the \
                  resmon app, or use a session that can ask them to confirm write tools."
             ),
         )

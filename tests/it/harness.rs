@@ -126,8 +126,14 @@ pub struct Session {
 
 impl Session {
     pub fn start(env: &[(String, String)]) -> Session {
+        Session::start_with_args(&[], env)
+    }
+
+    /// A session whose server gets command-line arguments (e.g. `--read-only=true`).
+    pub fn start_with_args(args: &[&str], env: &[(String, String)]) -> Session {
         let home = TempDir::new();
         let mut child = command(env, home.path())
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -26,12 +26,16 @@ mod writes;
 // Discovery's edge cases: special files, quotes, encodings, empty values; `call -`.
 #[cfg(unix)]
 mod discovery;
+// `--read-only[=true|false]`, the switch a bundle's checkbox drives.
+mod read_only_flag;
 // Every address the tools send resolves against the route table; 44 pairs.
 mod routes;
 // docs/tools.md is generated from the listing and checked against it.
 mod docs;
 // Version skew: routes resmon lacks, parameters it refuses, fields it drops.
 mod skew;
+// bundle/manifest.json, the bundle manifest template, likewise.
+mod bundle_manifest;
 // Every tool against every backend fault; recovery after a restart.
 mod faults;
 // Hostile stdin: huge lines, odd bytes, wrong types, randomised lines in-process.

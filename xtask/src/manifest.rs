@@ -1,0 +1,154 @@
+//! The bundle manifest: bundle/manifest.json is a template (contract-notes
+//! 23), generated from the tool table and Cargo.toml by a test in tests/it.
+//! Packing fills in the platform parts and nothing else: where each binary
+//! lies, the launch command for each platform, and `compatibility.platforms`,
+//! which names exactly the platforms whose binary is inside.
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde_json::{Map, Value, json};
+
+use crate::build::Platform;
+use crate::workspace::Package;
+
+pub const TEMPLATE: &str = "bundle/manifest.json";
+const REGENERATE: &str = "UPDATE_BUNDLE_MANIFEST=1 cargo test --test it bundle_manifest";
+
+/// Reads the template and refuses one that no longer matches the package or
+/// the tool table, so a bundle never ships a stale version or tool list.
+pub fn load_template(root: &Path, package: &Package) -> anyhow::Result<Value> {
+    let path = root.join(TEMPLATE);
+    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let template: Value = serde_json::from_str(&text).with_context(|| format!("{TEMPLATE} is not JSON"))?;
+    let tools: Vec<(&str, bool)> =
+        resmon_mcp::tools::TOOLS.iter().map(|tool| (tool.name, tool.requires_confirmation)).collect();
+    check_template(&template, package, &tools).map_err(|why| {
+        anyhow::anyhow!("{TEMPLATE} is out of date: {why}; regenerate it with {REGENERATE}")
+    })?;
+    Ok(template)
+}
+
+fn check_template(template: &Value, package: &Package, tools: &[(&str, bool)]) -> Result<(), String> {
+    for (key, want) in [
+        ("name", &package.name),
+        ("version", &package.version),
+        ("description", &package.description),
+        ("license", &package.license),
+    ] {
+        if template[key].as_str() != Some(want.as_str()) {
+            return Err(format!("its {key} is {} but Cargo.toml says {want:?}", template[key]));
+        }
+    }
+    let listed: Vec<&str> =
+        template["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
+    let names: Vec<&str> = tools.iter().map(|(name, _)| *name).collect();
+    if listed != names {
+        return Err(format!("it lists the tools {listed:?}, the tool table has {names:?}"));
+    }
+    let reads = tools.iter().filter(|(_, writes)| !writes).count();
+    let described = template["user_config"]["read_only"]["description"].as_str().unwrap_or_default();
+    if !described.contains(&format!("Offer only the {reads} tools that read.")) {
+        return Err(format!("its read-only setting does not say that {reads} tools remain"));
+    }
+    if template["server"]["type"] != "binary" || template["compatibility"]["platforms"] != json!([]) {
+        return Err("it should be a binary server that claims no platform until packed".into());
+    }
+    Ok(())
+}
+
+/// The manifest for a bundle holding `binaries` (platform, path inside the
+/// bundle). Every platform gets its own launch command; the base command is
+/// the first one's, which a host uses only for a platform not overridden,
+/// and `compatibility.platforms` keeps hosts from choosing any such platform.
+pub fn fill(template: &Value, binaries: &[(Platform, String)]) -> anyhow::Result<Value> {
+    let (_, first) = binaries.first().context("a bundle needs at least one binary")?;
+    let mut manifest = template.clone();
+    let server = &mut manifest["server"];
+    server["entry_point"] = json!(first);
+    server["mcp_config"]["command"] = json!(format!("${{__dirname}}/{first}"));
+    let mut overrides = Map::new();
+    for (platform, path) in binaries {
+        anyhow::ensure!(!overrides.contains_key(platform.key()), "two binaries for {}", platform.key());
+        overrides.insert(platform.key().to_string(), json!({"command": format!("${{__dirname}}/{path}")}));
+    }
+    server["mcp_config"]["platform_overrides"] = Value::Object(overrides);
+    manifest["compatibility"]["platforms"] =
+        json!(binaries.iter().map(|(platform, _)| platform.key()).collect::<Vec<_>>());
+    Ok(manifest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn package() -> Package {
+        Package {
+            name: "resmon-mcp".into(),
+            version: "0.1.0".into(),
+            description: "d".into(),
+            license: "MIT OR Apache-2.0".into(),
+        }
+    }
+
+    fn template() -> Value {
+        json!({
+            "name": "resmon-mcp", "version": "0.1.0", "description": "d", "license": "MIT OR Apache-2.0",
+            "server": {"type": "binary", "entry_point": "server/resmon-mcp", "mcp_config": {
+                "command": "${__dirname}/server/resmon-mcp", "args": ["--read-only=${user_config.read_only}"], "env": {}}},
+            "tools": [{"name": "health"}, {"name": "run_sweep"}],
+            "compatibility": {"platforms": []},
+            "user_config": {"read_only": {"description": "Offer only the 1 tools that read."}}
+        })
+    }
+
+    #[test]
+    fn the_checked_in_template_matches_this_workspace() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let workspace = crate::workspace::load().unwrap();
+        load_template(root, &workspace.package).unwrap();
+    }
+
+    #[test]
+    fn a_stale_template_is_refused_with_what_differs() {
+        let tools = [("health", false), ("run_sweep", true)];
+        assert_eq!(check_template(&template(), &package(), &tools), Ok(()));
+        let newer = Package { version: "0.2.0".into(), ..package() };
+        assert!(check_template(&template(), &newer, &tools).unwrap_err().contains("version"));
+        let more = [("health", false), ("run_sweep", true), ("get_routine", false)];
+        assert!(check_template(&template(), &package(), &more).unwrap_err().contains("tools"));
+        let mut claimed = template();
+        claimed["compatibility"]["platforms"] = json!(["linux"]);
+        assert!(check_template(&claimed, &package(), &tools).is_err());
+    }
+
+    #[test]
+    fn filling_claims_exactly_the_platforms_inside() {
+        let binaries = [
+            (Platform::Darwin, "server/darwin-universal/resmon-mcp".to_string()),
+            (Platform::Win32, "server/win32-x86_64/resmon-mcp.exe".to_string()),
+        ];
+        let manifest = fill(&template(), &binaries).unwrap();
+        assert_eq!(manifest["compatibility"]["platforms"], json!(["darwin", "win32"]));
+        let config = &manifest["server"]["mcp_config"];
+        assert_eq!(
+            config["platform_overrides"]["win32"]["command"],
+            "${__dirname}/server/win32-x86_64/resmon-mcp.exe"
+        );
+        assert_eq!(
+            config["platform_overrides"]["darwin"]["command"],
+            "${__dirname}/server/darwin-universal/resmon-mcp"
+        );
+        assert!(config["platform_overrides"].get("linux").is_none());
+        assert_eq!(config["command"], "${__dirname}/server/darwin-universal/resmon-mcp");
+        assert_eq!(manifest["server"]["entry_point"], "server/darwin-universal/resmon-mcp");
+        assert_eq!(
+            config["args"],
+            template()["server"]["mcp_config"]["args"],
+            "the template's arguments stay"
+        );
+        assert!(fill(&template(), &[]).is_err());
+        let twice = [binaries[0].clone(), binaries[0].clone()];
+        assert!(fill(&template(), &twice).is_err());
+    }
+}

@@ -1,0 +1,56 @@
+//! Where the workspace is and what Cargo.toml says about the server, asked of
+//! `cargo metadata` so that a custom target directory is honoured.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+pub struct Workspace {
+    /// The cargo this task was started by (`cargo xtask` sets CARGO).
+    pub cargo: PathBuf,
+    pub root: PathBuf,
+    pub target_dir: PathBuf,
+    pub package: Package,
+}
+
+/// The server package's metadata, the fields a bundle manifest repeats.
+pub struct Package {
+    pub name: String,
+    pub version: String,
+    pub description: String,
+    pub license: String,
+}
+
+pub fn load() -> anyhow::Result<Workspace> {
+    let cargo = PathBuf::from(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new(&cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
+        .current_dir(here)
+        .output()
+        .with_context(|| format!("could not run {}", cargo.display()))?;
+    if !output.status.success() {
+        bail!("cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr).trim());
+    }
+    let metadata: Value = serde_json::from_slice(&output.stdout).context("cargo metadata printed no JSON")?;
+    let text = |value: &Value, key: &str| value[key].as_str().map(str::to_string);
+    let root = PathBuf::from(text(&metadata, "workspace_root").context("no workspace_root")?);
+    let target_dir = PathBuf::from(text(&metadata, "target_directory").context("no target_directory")?);
+    let server_manifest = root.join("Cargo.toml");
+    let server = metadata["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|package| package["manifest_path"].as_str().map(Path::new) == Some(&server_manifest))
+        .context("the workspace root holds no package")?;
+    let field = |key: &str| text(server, key).with_context(|| format!("Cargo.toml has no {key}"));
+    let package = Package {
+        name: field("name")?,
+        version: field("version")?,
+        description: field("description")?,
+        license: field("license")?,
+    };
+    Ok(Workspace { cargo, root, target_dir, package })
+}
