@@ -200,14 +200,22 @@ fn run(server: &Path, fake: &FakeBackend, home: &Path) -> Result<(), String> {
     let only_reads = offered.iter().all(|tool| tool["requires_confirmation"] == false);
     println!("  tools/list offers {} tools: the reads only", offered.len());
     let before = fake.requests().len();
-    let refused = session.call_result("run_sweep", json!({"query": "graph attention"}))?;
+    // A complete, valid call: only the read-only gate can refuse it.
+    let refused =
+        session.call_result("run_sweep", json!({"query": "graph attention", "sources": ["arxiv"]}))?;
     let sentence = refused["content"][0]["text"].as_str().unwrap_or("");
     println!("  isError: {}; the first block, which the model reads:", refused["isError"]);
     println!("    {sentence}");
     let reached = fake.requests().len() - before;
     println!("  requests that reached resmon for it: {reached}");
     expect(
-        refused["isError"] == true && sentence.starts_with("invalid_argument: ") && reached == 0,
+        refused["isError"] == true
+            && sentence.starts_with("invalid_argument: ")
+            && refused["content"][1]["text"]
+                .as_str()
+                .and_then(|text| serde_json::from_str::<Value>(text).ok())
+                .is_some_and(|error| error["detail"]["read_only"] == true)
+            && reached == 0,
         "the write is refused before anything reaches resmon",
         &refused,
     )?;

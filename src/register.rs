@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use crate::backend::MAX_REQUEST_TIMEOUT;
 use crate::check::Report;
 use crate::config::Config;
-use crate::discovery::{Environment, Trace};
+use crate::discovery::{Environment, Platform, Trace, default_state_dir};
 use crate::tools;
 
 /// The name every registration gives the server. Harnesses build the names
@@ -39,7 +39,11 @@ pub fn attach(report: &mut Report, config: &Config, trace: &Trace) {
     if !report.connected {
         return;
     }
-    let exe = std::env::current_exe().map_err(|error| format!("this binary's path cannot be read ({error})"));
+    // Made absolute: on some systems current_exe is the path as the binary
+    // was started, which may be relative to a working directory.
+    let exe = std::env::current_exe()
+        .and_then(std::path::absolute)
+        .map_err(|error| format!("this binary's path cannot be read ({error})"));
     let exe = exe.and_then(|path| match path.to_str() {
         Some(text) => Ok(text.to_string()),
         None => Err(format!(
@@ -81,9 +85,9 @@ impl Registration {
     pub fn claude_code(&self) -> String {
         let mut words = vec!["claude mcp add -s user".to_string(), SERVER_NAME.to_string()];
         for (key, value) in &self.env {
-            words.push(format!("-e {key}={}", shell_word(value)));
+            words.push(format!("-e {key}={}", command_word(value)));
         }
-        words.push(format!("-- {}", shell_word(&self.command)));
+        words.push(format!("-- {}", command_word(&self.command)));
         words.join(" ")
     }
 
@@ -118,13 +122,22 @@ impl Registration {
         if self.gemini_line_is_faithful() {
             let mut words = vec!["gemini mcp add -s user".to_string(), SERVER_NAME.to_string()];
             for (key, value) in &self.env {
-                words.push(format!("-e {key}={}", shell_word(value)));
+                words.push(format!("-e {key}={}", command_word(value)));
             }
-            words.push(shell_word(&self.command));
+            words.push(command_word(&self.command));
             words.join(" ")
         } else {
             self.json()
         }
+    }
+
+    /// Whether the claude and gemini lines paste as printed in this
+    /// platform's shells.
+    pub fn command_lines_are_faithful(&self) -> bool {
+        !cfg!(windows)
+            || std::iter::once(&self.command)
+                .chain(self.env.iter().map(|(_, value)| value))
+                .all(|value| windows_word(value).is_some())
     }
 
     pub fn gemini_line_is_faithful(&self) -> bool {
@@ -183,9 +196,10 @@ impl Registration {
                  file it writes (RESMON_PORT_FILE) instead, which follows it\n"
             ));
         }
-        if cfg!(windows) {
+        if cfg!(windows) && !self.command_lines_are_faithful() {
             text.push_str(
-                "  note: the command lines are quoted for sh, bash and zsh; in cmd.exe use a JSON block\n",
+                "  note: a value holds \", %, $ or `, which cmd.exe and PowerShell read differently, so the \
+                 command lines below cannot be pasted in both; use the JSON or TOML block instead\n",
             );
         }
         let gemini_heading = if self.gemini_line_is_faithful() {
@@ -237,7 +251,7 @@ fn discovery_variables(env: &Environment, trace: &Trace) -> Vec<(String, String)
         ("RESMON_DB_PATH", env.db_path.as_ref(), true),
         ("RESMON_STATE_DIR", env.state_dir.as_ref(), true),
     ];
-    variables
+    let mut out: Vec<(String, String)> = variables
         .into_iter()
         .filter(|(name, _, _)| trace.iter().any(|step| step.what == *name))
         .filter_map(|(name, value, is_path)| {
@@ -245,7 +259,28 @@ fn discovery_variables(env: &Environment, trace: &Trace) -> Vec<(String, String)
             let value = if is_path { absolute(value) } else { value.trim().to_string() };
             Some((name.to_string(), value))
         })
-        .collect()
+        .collect();
+    // A default folder derived from XDG_STATE_HOME or LOCALAPPDATA holds only
+    // while the harness passes that variable on, and many pass just a short
+    // list (HOME, PATH, ...). So the folder discovery used is written out.
+    let platform = Platform::current();
+    let derived = match platform {
+        Platform::Xdg => env.xdg_state_home.is_some(),
+        Platform::Windows => env.local_app_data.is_some(),
+        Platform::MacOs => false,
+    };
+    if derived
+        && env.state_dir.is_none()
+        && let Some(dir) = default_state_dir(platform, env).and_then(|dir| dir.to_str().map(str::to_string))
+    {
+        let port_from_default = env.port.is_none() && env.port_file.is_none() && env.db_path.is_none();
+        if port_from_default {
+            let file = std::path::Path::new(&dir).join("resmon.port");
+            out.push(("RESMON_PORT_FILE".into(), file.to_string_lossy().into_owned()));
+        }
+        out.push(("RESMON_STATE_DIR".into(), dir));
+    }
+    out
 }
 
 fn absolute(path: &str) -> String {
@@ -272,6 +307,33 @@ pub fn shell_word(value: &str) -> String {
         return value.to_string();
     }
     format!("'{}'", value.replace('\'', r"'\''"))
+}
+
+/// One word for the command lines on this platform: POSIX shell quoting,
+/// or on Windows double quotes, which cmd.exe and PowerShell both honour
+/// (single quotes mean nothing to cmd.exe). A value that no double-quoted
+/// form carries unchanged through both falls back to POSIX quoting, and the
+/// human report then says to use a JSON block (`command_lines_are_faithful`).
+fn command_word(value: &str) -> String {
+    if cfg!(windows) { windows_word(value).unwrap_or_else(|| shell_word(value)) } else { shell_word(value) }
+}
+
+/// A word for cmd.exe and PowerShell alike: bare when it holds only plain
+/// characters, else in double quotes, with trailing backslashes doubled so
+/// the closing quote is not read as escaped (the rule the C runtime and
+/// Node.js use to split a Windows command line). None when the value holds
+/// a character one of the two shells would act on inside double quotes
+/// (`"`, `%` for cmd.exe; `$` and `` ` `` for PowerShell).
+pub fn windows_word(value: &str) -> Option<String> {
+    if value.chars().any(|c| "\"%$`".contains(c) || c.is_control()) {
+        return None;
+    }
+    let bare = |c: char| c.is_ascii_alphanumeric() || "@+:,./\\_-".contains(c);
+    if !value.is_empty() && value.chars().all(bare) {
+        return Some(value.to_string());
+    }
+    let trailing = value.len() - value.trim_end_matches('\\').len();
+    Some(format!("\"{value}{}\"", "\\".repeat(trailing)))
 }
 
 /// A TOML basic string: backslashes and quotes escaped, and every control
@@ -341,6 +403,17 @@ mod tests {
         assert_eq!(shell_word("it's"), r"'it'\''s'");
         assert_eq!(shell_word("~/x"), "'~/x'");
         assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert_eq!(windows_word(r"C:\resmon\resmon-mcp.exe").as_deref(), Some(r"C:\resmon\resmon-mcp.exe"));
+        assert_eq!(
+            windows_word(r"C:\Program Files\resmon\resmon-mcp.exe").as_deref(),
+            Some(r#""C:\Program Files\resmon\resmon-mcp.exe""#)
+        );
+        assert_eq!(
+            windows_word(r"C:\Users\Ann O'Neil\state\").as_deref(),
+            Some(r#""C:\Users\Ann O'Neil\state\\""#)
+        );
+        assert_eq!(windows_word("%LOCALAPPDATA%"), None);
+        assert_eq!(windows_word("a\"b"), None);
         assert_eq!(shell_word(""), "''");
         assert_eq!(shell_word(r"C:\x"), r"'C:\x'");
     }
