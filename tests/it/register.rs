@@ -440,3 +440,26 @@ fn the_documented_claude_code_allow_list_is_exactly_the_reads() {
     assert_eq!(reads.len(), 25 - WRITE_TOOLS.len());
     assert_eq!(allowed, reads);
 }
+
+/// A default state folder that only XDG_STATE_HOME gave is written out: a
+/// harness that passes just HOME and PATH would not find it otherwise.
+#[test]
+fn a_default_from_xdg_state_home_is_written_out() {
+    let dir = TempDir::new();
+    let xdg = dir.path().join("xdg state");
+    let fake = FakeBackend::start(&xdg.join("resmon"));
+    let binary = awkward_binary(dir.path());
+    let env = pairs(&[("XDG_STATE_HOME", &xdg.display().to_string())]);
+    let home = TempDir::new();
+    let printed = printed(&binary, &env, dir.path(), home.path(), &fake);
+    let scratch = TempDir::new();
+    // Every launch gets only PATH, an empty HOME and what was printed.
+    let launches = every_launch_works(&printed, scratch.path(), &fake, 25);
+    let expected = pairs(&[
+        ("RESMON_PORT_FILE", &fake.port_file().display().to_string()),
+        ("RESMON_STATE_DIR", &fake.state_dir().display().to_string()),
+    ]);
+    for (name, launch) in &launches {
+        assert_eq!(sorted(&launch.env), sorted(&expected), "{name}");
+    }
+}
