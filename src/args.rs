@@ -153,33 +153,33 @@ fn clip(value: &Value) -> String {
 pub struct Args<'a>(pub &'a Map<String, Value>);
 
 impl<'a> Args<'a> {
-    pub fn get(&self, name: &str) -> Option<&'a Value> {
+    pub(crate) fn get(&self, name: &str) -> Option<&'a Value> {
         self.0.get(name).filter(|value| !value.is_null())
     }
 
-    pub fn str(&self, name: &str) -> Option<&'a str> {
+    pub(crate) fn str(&self, name: &str) -> Option<&'a str> {
         self.get(name).and_then(Value::as_str)
     }
 
-    pub fn int(&self, name: &str) -> Option<i64> {
+    pub(crate) fn int(&self, name: &str) -> Option<i64> {
         self.get(name).and_then(Value::as_i64)
     }
 
-    pub fn bool(&self, name: &str) -> Option<bool> {
+    pub(crate) fn bool(&self, name: &str) -> Option<bool> {
         self.get(name).and_then(Value::as_bool)
     }
 
     /// A page size: the default when absent, clamped to `max` when larger.
-    pub fn limit(&self, name: &str, default: i64, max: i64) -> i64 {
+    pub(crate) fn limit(&self, name: &str, default: i64, max: i64) -> i64 {
         self.int(name).unwrap_or(default).clamp(1, max)
     }
 
     /// A required string the schema has already made present.
-    pub fn required_str(&self, name: &str) -> Result<&'a str, ToolError> {
+    pub(crate) fn required_str(&self, name: &str) -> Result<&'a str, ToolError> {
         self.str(name).ok_or_else(|| ToolError::invalid_argument(name, format!("`{name}` is required.")))
     }
 
-    pub fn required_int(&self, name: &str) -> Result<i64, ToolError> {
+    pub(crate) fn required_int(&self, name: &str) -> Result<i64, ToolError> {
         self.int(name).ok_or_else(|| ToolError::invalid_argument(name, format!("`{name}` is required.")))
     }
 }

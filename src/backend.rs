@@ -23,19 +23,19 @@ use crate::discovery::{self, Candidate, Environment, Trace};
 use crate::error::{Code, ToolError};
 use crate::{identity, redact};
 
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// Upper bound on one request, connect to last body byte (clarification 4).
-pub const MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest body read from resmon (clarification 4); a larger one is an error.
-pub const MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
 /// ureq's read and write buffers, allocated once per connection.
 pub const IO_BUFFER_BYTES: usize = 16 * 1024;
 /// Longest response head accepted (status line and headers); less than the
 /// read buffer, so that a longer one is refused as too large.
-pub const MAX_HEADER_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_HEADER_BYTES: usize = 8 * 1024;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     Get,
     Post,
     Put,
@@ -53,7 +53,7 @@ impl Method {
 
 /// What resmon answered, before any judgement about it.
 #[derive(Debug)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub bytes: Vec<u8>,
@@ -68,17 +68,17 @@ pub struct Reply {
 }
 
 impl Reply {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
-    pub fn is_success(&self) -> bool {
+    pub(crate) fn is_success(&self) -> bool {
         (200..300).contains(&self.status)
     }
 
     /// The body as JSON. A body that is not JSON is an upstream error whose
     /// message never repeats the body (clarification 5).
-    pub fn json(&self) -> Result<Value, ToolError> {
+    pub(crate) fn json(&self) -> Result<Value, ToolError> {
         serde_json::from_slice(&self.bytes).map_err(|_| {
             ToolError::new(
                 Code::UpstreamError,
@@ -90,12 +90,12 @@ impl Reply {
     }
 
     /// The body as JSON, required to be an object.
-    pub fn json_object(&self) -> Result<Value, ToolError> {
+    pub(crate) fn json_object(&self) -> Result<Value, ToolError> {
         let value = self.json()?;
         if value.is_object() { Ok(value) } else { Err(unexpected_shape(&self.route, "an object")) }
     }
 
-    pub fn text(&self) -> Result<String, ToolError> {
+    pub(crate) fn text(&self) -> Result<String, ToolError> {
         String::from_utf8(self.bytes.clone()).map_err(|_| {
             ToolError::new(
                 Code::UpstreamError,
@@ -131,7 +131,7 @@ impl Resolver for LiteralResolver {
 }
 
 /// The answer did not have the shape this route promises.
-pub fn unexpected_shape(route: &str, expected: &str) -> ToolError {
+pub(crate) fn unexpected_shape(route: &str, expected: &str) -> ToolError {
     ToolError::new(
         Code::UpstreamError,
         format!(
@@ -151,10 +151,9 @@ struct Instance {
 
 /// The JSON kinds a row field can be required to have.
 #[derive(Clone, Copy)]
-pub enum Kind {
+pub(crate) enum Kind {
     Integer,
     String,
-    Boolean,
 }
 
 impl Kind {
@@ -162,7 +161,6 @@ impl Kind {
         match self {
             Kind::Integer => value.is_i64() || value.is_u64(),
             Kind::String => value.is_string(),
-            Kind::Boolean => value.is_boolean(),
         }
     }
 
@@ -170,7 +168,6 @@ impl Kind {
         match self {
             Kind::Integer => "an integer",
             Kind::String => "a string",
-            Kind::Boolean => "a boolean",
         }
     }
 }
@@ -179,7 +176,7 @@ impl Kind {
 /// names the route and the first field that is missing or of another kind
 /// (issue 10 point 11): an answer must never break its own outputSchema,
 /// and a row without its id is not a row a caller can use.
-pub fn require_fields(route: &str, row: &Value, fields: &[(&str, Kind)]) -> Result<(), ToolError> {
+pub(crate) fn require_fields(route: &str, row: &Value, fields: &[(&str, Kind)]) -> Result<(), ToolError> {
     for (field, kind) in fields {
         let value = row.get(*field);
         if value.is_some_and(|value| kind.holds(value)) {
@@ -261,7 +258,7 @@ impl Backend {
     }
 
     /// The per-call bound in force.
-    pub fn request_timeout(&self) -> Duration {
+    pub(crate) fn request_timeout(&self) -> Duration {
         self.request_timeout
     }
 
@@ -269,7 +266,7 @@ impl Backend {
     /// and the names of the request fields that carry the caller's
     /// arguments, so that resmon refusing another field is not blamed on
     /// the caller (contract-notes 17).
-    pub fn begin_call(&mut self, caller_fields: Vec<String>) {
+    pub(crate) fn begin_call(&mut self, caller_fields: Vec<String>) {
         self.deadline = Some(Instant::now() + self.request_timeout);
         self.caller_fields = caller_fields;
         self.resent = false;
@@ -278,13 +275,13 @@ impl Backend {
 
     /// The release the confirmed resmon reported: `None` when no resmon has
     /// confirmed in this process, `Some(None)` when it reported none.
-    pub fn backend_version(&self) -> Option<Option<String>> {
+    pub(crate) fn backend_version(&self) -> Option<Option<String>> {
         self.last_version.clone()
     }
 
     /// Discovers and confirms an instance, recording each step. Used by
     /// `--check`; tool calls go through `send`, which caches the result.
-    pub fn discover(&mut self, trace: &mut Trace) -> Result<Value, ToolError> {
+    pub(crate) fn discover(&mut self, trace: &mut Trace) -> Result<Value, ToolError> {
         self.instance = None;
         let candidate = discovery::find_candidate(&self.env, trace)?;
         let health = self.confirm(&candidate, trace)?;
@@ -317,7 +314,7 @@ impl Backend {
     /// same port with a new token, and its guard refused before doing any
     /// work, so sending again to the rediscovered instance repeats nothing
     /// (contract-notes 18).
-    pub fn send(
+    pub(crate) fn send(
         &mut self,
         method: Method,
         path: &str,
@@ -362,7 +359,7 @@ impl Backend {
     /// Pins the current call to a runtime id (contract 1.0 "Instance
     /// identity"), so that a rediscovery within the call repeats the
     /// identity preflight.
-    pub fn pin(&mut self, expected: Option<String>) {
+    pub(crate) fn pin(&mut self, expected: Option<String>) {
         self.pinned = expected;
     }
 
@@ -394,14 +391,14 @@ impl Backend {
     }
 
     /// `send`, then insist on a 2xx JSON object answer.
-    pub fn get_object(&mut self, path: &str, query: &[(&str, String)]) -> Result<Value, ToolError> {
+    pub(crate) fn get_object(&mut self, path: &str, query: &[(&str, String)]) -> Result<Value, ToolError> {
         let reply = self.send(Method::Get, path, query, None)?;
         success(&reply)?;
         reply.json_object()
     }
 
     /// `send`, then insist on a 2xx JSON answer of any shape.
-    pub fn request_json(
+    pub(crate) fn request_json(
         &mut self,
         method: Method,
         path: &str,
@@ -474,7 +471,7 @@ impl Backend {
     }
 
     /// What is left of the current call's deadline.
-    pub fn time_left(&self) -> Duration {
+    pub(crate) fn time_left(&self) -> Duration {
         self.remaining()
     }
 
@@ -739,13 +736,13 @@ fn token_refused(candidate: &Candidate, reply: &Reply) -> ToolError {
 }
 
 /// Passes a 2xx reply; maps anything else to the contract's codes.
-pub fn success(reply: &Reply) -> Result<(), ToolError> {
+pub(crate) fn success(reply: &Reply) -> Result<(), ToolError> {
     if reply.is_success() { Ok(()) } else { Err(status_error(reply)) }
 }
 
 /// A route's path with its numeric segments written as `{id}`: the form
 /// a person can look up, whatever record the call named.
-pub fn route_template(route: &str) -> String {
+pub(crate) fn route_template(route: &str) -> String {
     let (method, path) = route.split_once(' ').unwrap_or(("", route));
     let segments: Vec<&str> = path
         .split('/')
@@ -759,7 +756,7 @@ pub fn route_template(route: &str) -> String {
 /// The web framework's own 404 (`{"detail": "Not Found"}`), which resmon
 /// answers for a path it has no route for; its own 404s carry a sentence
 /// about the record (contract-notes 16).
-pub fn is_missing_route(reply: &Reply) -> bool {
+pub(crate) fn is_missing_route(reply: &Reply) -> bool {
     if reply.status == 405 {
         return true;
     }
@@ -781,7 +778,7 @@ fn release_name(version: Option<&str>) -> String {
 /// lacks; 400/422 → whose mistake it was (contract-notes 17); 409/429 →
 /// conflict; 5xx and 3xx → upstream_error; other 4xx → internal_error.
 /// The message is resmon's own when it gave a sentence.
-pub fn status_error(reply: &Reply) -> ToolError {
+pub(crate) fn status_error(reply: &Reply) -> ToolError {
     if is_missing_route(reply) {
         return missing_route(reply);
     }

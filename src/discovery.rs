@@ -20,19 +20,20 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::error::{Code, ToolError};
-pub use environment::{Environment, Platform, default_state_dir, is_quoted, native};
+pub use environment::Environment;
+pub(crate) use environment::{Platform, default_state_dir, is_quoted, native};
 use environment::{expansion, unexpanded_reference};
 use files::Unreadable;
 pub use files::{Text, decode_text};
 
 /// One line of the discovery story, for `--check`.
 #[derive(Clone, Debug)]
-pub struct Step {
+pub(crate) struct Step {
     pub what: String,
     pub outcome: String,
 }
 
-pub type Trace = Vec<Step>;
+pub(crate) type Trace = Vec<Step>;
 
 fn note(trace: &mut Trace, what: impl Into<String>, outcome: impl Into<String>) {
     trace.push(Step { what: what.into(), outcome: outcome.into() });
@@ -41,25 +42,24 @@ fn note(trace: &mut Trace, what: impl Into<String>, outcome: impl Into<String>) 
 /// A port that something named, and the token published for it. Not yet
 /// confirmed: only an authenticated health answer does that.
 #[derive(Clone, Debug)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub port: u16,
     pub token: String,
-    pub port_source: String,
     pub token_path: PathBuf,
 }
 
 impl Candidate {
-    pub fn base_url(&self) -> String {
+    pub(crate) fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 }
 
-pub fn find_candidate(env: &Environment, trace: &mut Trace) -> Result<Candidate, ToolError> {
-    let (port, port_source) = resolve_port(env, trace)?;
+pub(crate) fn find_candidate(env: &Environment, trace: &mut Trace) -> Result<Candidate, ToolError> {
+    let port = resolve_port(env, trace)?;
     let state_dir = state_dir(env, trace)?;
     let token_path = state_dir.join(format!("api-token-{port}"));
     let token = read_token(env, port, &token_path, trace)?;
-    Ok(Candidate { port, token, port_source, token_path })
+    Ok(Candidate { port, token, token_path })
 }
 
 /// Where the port file's path came from, for advice that names the right variable.
@@ -71,7 +71,7 @@ enum PortFileSource {
 }
 
 /// RESMON_PORT, else the one port-file path chosen by `port_file_path`.
-fn resolve_port(env: &Environment, trace: &mut Trace) -> Result<(u16, String), ToolError> {
+fn resolve_port(env: &Environment, trace: &mut Trace) -> Result<u16, ToolError> {
     if let Some(raw) = &env.port {
         if raw.is_empty() {
             note(trace, "RESMON_PORT", "set but empty");
@@ -82,16 +82,11 @@ fn resolve_port(env: &Environment, trace: &mut Trace) -> Result<(u16, String), T
             return Err(quoted("RESMON_PORT", raw));
         }
         let port = parse_port(raw).ok_or_else(|| malformed("RESMON_PORT", raw))?;
-        return Ok((port, "RESMON_PORT".to_string()));
+        return Ok(port);
     }
     note(trace, "RESMON_PORT", "not set");
     let (path, source) = port_file_path(env, trace)?;
     let what = format!("port file {}", path.display());
-    let source_words = match source {
-        PortFileSource::Variable => "named by RESMON_PORT_FILE",
-        PortFileSource::BesideDatabase => "beside RESMON_DB_PATH",
-        PortFileSource::DefaultFolder => "in the default state directory",
-    };
     match files::read_small(&path) {
         Ok(Some(bytes)) => {
             let text = decode_text(&bytes);
@@ -110,7 +105,7 @@ fn resolve_port(env: &Environment, trace: &mut Trace) -> Result<(u16, String), T
                 malformed(&format!("the port file {}", path.display()), content)
                     .with_detail("port_file", json!(path.display().to_string()))
             })?;
-            Ok((port, format!("the port file {} ({source_words})", path.display())))
+            Ok(port)
         }
         Ok(None) => {
             note(trace, what, "does not exist");
@@ -336,7 +331,7 @@ fn port_file_unreadable(path: &Path, source: PortFileSource, problem: &Unreadabl
 }
 
 /// The pattern resmon itself accepts: 43 to 128 URL-safe base64 characters.
-pub fn is_usable_token(token: &str) -> bool {
+pub(crate) fn is_usable_token(token: &str) -> bool {
     (43..=128).contains(&token.len())
         && token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
@@ -465,10 +460,6 @@ fn utf16_port_file(path: &Path, text: &str, order: &str) -> ToolError {
 
 /// Nothing named a port. The wording follows contract 1.0: it must not claim
 /// that resmon is not running, because this server does not know that.
-pub fn no_port_named(port_file: &Path) -> ToolError {
-    no_port_named_in(port_file, &Environment::default())
-}
-
 fn no_port_named_in(port_file: &Path, env: &Environment) -> ToolError {
     let mut message = format!(
         "No resmon instance was named, so this server did not look for one and will not \
@@ -554,7 +545,7 @@ mod tests {
             malformed("the port file /x/resmon.port", "abc"),
             malformed("RESMON_PORT", "\"80\""),
             utf16_port_file(path, "8742", "UTF-16LE"),
-            no_port_named(path),
+            no_port_named_in(path, &Environment::default()),
             no_home(Platform::Windows),
             port_file_unreadable(path, PortFileSource::Variable, &Unreadable::Directory),
             port_file_unreadable(path, PortFileSource::DefaultFolder, &Unreadable::NotRegular("a socket")),

@@ -51,23 +51,23 @@ impl ToolError {
         ToolError { code, message: message.into(), detail: Map::new(), top_level: Map::new() }
     }
 
-    pub fn invalid_argument(argument: &str, message: impl Into<String>) -> ToolError {
+    pub(crate) fn invalid_argument(argument: &str, message: impl Into<String>) -> ToolError {
         ToolError::new(Code::InvalidArgument, message).with_detail("argument", json!(argument))
     }
 
-    pub fn with_detail(mut self, key: &str, value: Value) -> ToolError {
+    pub(crate) fn with_detail(mut self, key: &str, value: Value) -> ToolError {
         self.detail.insert(key.to_string(), value);
         self
     }
 
-    pub fn with_top_level(mut self, key: &str, value: Value) -> ToolError {
+    pub(crate) fn with_top_level(mut self, key: &str, value: Value) -> ToolError {
         self.top_level.insert(key.to_string(), value);
         self
     }
 
     /// This error with `other`'s detail and top-level fields added where
     /// this one has none of the same name.
-    pub fn merged(mut self, other: ToolError) -> ToolError {
+    pub(crate) fn merged(mut self, other: ToolError) -> ToolError {
         for (key, value) in other.detail {
             self.detail.entry(key).or_insert(value);
         }

@@ -11,7 +11,7 @@ use crate::error::{Code, ToolError};
 
 /// A canonical lowercase UUID4: parses, has version 4, and is already written
 /// in its hyphenated lowercase form (no braces, no `urn:uuid:`, no capitals).
-pub fn is_canonical_uuid4(text: &str) -> bool {
+pub(crate) fn is_canonical_uuid4(text: &str) -> bool {
     match Uuid::parse_str(text) {
         Ok(uuid) => uuid.get_version_num() == 4 && uuid.hyphenated().to_string() == text,
         Err(_) => false,
@@ -19,7 +19,7 @@ pub fn is_canonical_uuid4(text: &str) -> bool {
 }
 
 /// Validates the optional argument. Runs before anything touches the network.
-pub fn expected_runtime_id(value: Option<&Value>) -> Result<Option<String>, ToolError> {
+pub(crate) fn expected_runtime_id(value: Option<&Value>) -> Result<Option<String>, ToolError> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) if is_canonical_uuid4(text) => Ok(Some(text.clone())),
@@ -33,7 +33,7 @@ pub fn expected_runtime_id(value: Option<&Value>) -> Result<Option<String>, Tool
 
 /// Checks the `identity` block of a reply: its shape first, then, when the call
 /// named one, that it is the runtime the caller expected.
-pub fn check_reply(body: &Value, expected: Option<&str>) -> Result<(), ToolError> {
+pub(crate) fn check_reply(body: &Value, expected: Option<&str>) -> Result<(), ToolError> {
     let identity = body.get("identity");
     let runtime_id = identity.and_then(well_formed_runtime_id);
     let Some(actual) = runtime_id else {
@@ -58,7 +58,7 @@ fn well_formed_runtime_id(identity: &Value) -> Option<&str> {
     is_canonical_uuid4(runtime_id).then_some(runtime_id)
 }
 
-pub fn mismatch(expected: &str, actual: &str) -> ToolError {
+pub(crate) fn mismatch(expected: &str, actual: &str) -> ToolError {
     ToolError::new(
         Code::InstanceMismatch,
         "This call reached a different running resmon than the one you expected (it has \
@@ -70,7 +70,7 @@ pub fn mismatch(expected: &str, actual: &str) -> ToolError {
 
 /// The backend's own 409 for a mismatch carries `detail.code == "instance_mismatch"`;
 /// any other 409 is an ordinary conflict.
-pub fn backend_mismatch(body: &Value) -> Option<ToolError> {
+pub(crate) fn backend_mismatch(body: &Value) -> Option<ToolError> {
     let detail = body.get("detail")?;
     if detail.get("code")?.as_str()? != "instance_mismatch" {
         return None;

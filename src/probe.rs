@@ -61,7 +61,7 @@ fn probe_for(tool: &str) -> Option<Probe> {
 }
 
 /// One tool's verdict: `available` is true, false, or null for unknown.
-pub struct Verdict {
+pub(crate) struct Verdict {
     pub name: &'static str,
     pub available: Option<bool>,
     pub route: Option<String>,
@@ -78,7 +78,7 @@ impl Verdict {
 /// probes share one deadline (the per-call bound), so a stalled resmon
 /// costs `--check` one bound, not one per tool; a route already asked is
 /// not asked again.
-pub fn probe_all(backend: &mut Backend) -> Vec<Verdict> {
+pub(crate) fn probe_all(backend: &mut Backend) -> Vec<Verdict> {
     backend.begin_call(Vec::new());
     let mut seen: Vec<(String, Judged)> = Vec::new();
     let mut ask = |backend: &mut Backend, path: &str, query: &[(&str, &str)]| -> Judged {
@@ -172,7 +172,7 @@ fn has_own_sentence(reply: &backend::Reply) -> bool {
 
 /// The human summary: "23 of 25 tools available on resmon 2.3.0", then
 /// each tool that is missing or unknown, and why.
-pub fn summary(verdicts: &[Verdict], version: Option<&str>) -> String {
+pub(crate) fn summary(verdicts: &[Verdict], version: Option<&str>) -> String {
     let available = verdicts.iter().filter(|verdict| verdict.available == Some(true)).count();
     let release = version.map(|version| format!("resmon {version}")).unwrap_or_else(|| "this resmon".into());
     let mut text = format!("tools: {available} of {} tools available on {release}\n", verdicts.len());

@@ -24,7 +24,7 @@ mod envelope;
 use envelope::{Era, META_VERSION};
 
 pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-pub const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
+pub(crate) const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
 pub const STATELESS_VERSION: &str = "2026-07-28";
 /// Contract 1.0 "Versioning": the version resmon's other consumer reads.
 pub const CONTRACT_VERSION: &str = "1.0";
@@ -61,8 +61,6 @@ repeat an answer.";
 pub struct Server {
     backend: Backend,
     read_only: bool,
-    /// The version agreed by `initialize`, once a handshake has happened.
-    negotiated: Option<String>,
 }
 
 /// The result of one request: a result, or a JSON-RPC error.
@@ -87,11 +85,7 @@ fn rpc_error(code: i64, message: impl Into<String>) -> RpcError {
 
 impl Server {
     pub fn new(backend: Backend, read_only: bool) -> Server {
-        Server { backend, read_only, negotiated: None }
-    }
-
-    pub fn negotiated_version(&self) -> Option<&str> {
-        self.negotiated.as_deref()
+        Server { backend, read_only }
     }
 
     /// One line in, at most one line out (without the newline).
@@ -205,7 +199,6 @@ impl Server {
         let requested = envelope::check_initialize(params)?;
         let version =
             if HANDSHAKE_VERSIONS.contains(&requested) { requested } else { LATEST_HANDSHAKE_VERSION };
-        self.negotiated = Some(version.to_string());
         Ok(Answer::Prebuilt(initialize_result(version)))
     }
 

@@ -12,11 +12,11 @@ use std::sync::Mutex;
 
 static KNOWN_TOKENS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 
 /// Remembers a token so that it is removed from all later output. A token
 /// stays remembered after the backend restarts: an old token is still a secret.
-pub fn remember(token: &str) {
+pub(crate) fn remember(token: &str) {
     if token.is_empty() {
         return;
     }

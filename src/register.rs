@@ -21,11 +21,11 @@ use crate::tools;
 
 /// The name every registration gives the server. Harnesses build the names
 /// the model sees from it: `mcp__resmon__health`, `resmon_health`, ...
-pub const SERVER_NAME: &str = "resmon";
+pub(crate) const SERVER_NAME: &str = "resmon";
 
 /// What a harness must be told to start this server as `--check` ran it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Registration {
+pub(crate) struct Registration {
     pub command: String,
     /// In the order discovery reads them, then the server's own settings.
     pub env: Vec<(String, String)>,
@@ -35,7 +35,7 @@ pub struct Registration {
 
 /// Adds the registrations to a connected report; a report that did not
 /// connect already names the variable to set and gets nothing.
-pub fn attach(report: &mut Report, config: &Config, trace: &Trace) {
+pub(crate) fn attach(report: &mut Report, config: &Config, trace: &Trace) {
     if !report.connected {
         return;
     }
@@ -82,7 +82,7 @@ impl Registration {
 
     /// `claude mcp add` at user scope, so that the server is there in every
     /// project; the `--` keeps the command from being read as an option.
-    pub fn claude_code(&self) -> String {
+    pub(crate) fn claude_code(&self) -> String {
         let mut words = vec!["claude mcp add -s user".to_string(), SERVER_NAME.to_string()];
         for (key, value) in &self.env {
             words.push(format!("-e {key}={}", command_word(value)));
@@ -92,7 +92,7 @@ impl Registration {
     }
 
     /// A Codex `config.toml` fragment.
-    pub fn codex(&self) -> String {
+    pub(crate) fn codex(&self) -> String {
         let mut toml = format!("[mcp_servers.{SERVER_NAME}]\ncommand = {}\n", toml_string(&self.command));
         if !self.env.is_empty() {
             toml.push_str(&format!("\n[mcp_servers.{SERVER_NAME}.env]\n"));
@@ -106,7 +106,7 @@ impl Registration {
 
     /// The `mcpServers` shape that Claude Desktop, Cursor and Gemini CLI's
     /// settings.json share.
-    pub fn json(&self) -> String {
+    pub(crate) fn json(&self) -> String {
         pretty(&json!({"mcpServers": {SERVER_NAME: {
             "command": self.command,
             "args": [],
@@ -118,7 +118,7 @@ impl Registration {
     /// `=` and keeps the first two pieces, so a value holding `=` would
     /// arrive cut short; then the settings.json block is the only faithful
     /// form, and that is what this returns instead.
-    pub fn gemini(&self) -> String {
+    pub(crate) fn gemini(&self) -> String {
         if self.gemini_line_is_faithful() {
             let mut words = vec!["gemini mcp add -s user".to_string(), SERVER_NAME.to_string()];
             for (key, value) in &self.env {
@@ -133,21 +133,21 @@ impl Registration {
 
     /// Whether the claude and gemini lines paste as printed in this
     /// platform's shells.
-    pub fn command_lines_are_faithful(&self) -> bool {
+    pub(crate) fn command_lines_are_faithful(&self) -> bool {
         !cfg!(windows)
             || std::iter::once(&self.command)
                 .chain(self.env.iter().map(|(_, value)| value))
                 .all(|value| windows_word(value).is_some())
     }
 
-    pub fn gemini_line_is_faithful(&self) -> bool {
+    pub(crate) fn gemini_line_is_faithful(&self) -> bool {
         self.env.iter().all(|(_, value)| !value.contains('='))
     }
 
     /// An opencode.json fragment. opencode runs MCP tools without asking
     /// unless told otherwise, so a full-surface registration asks before
     /// each of the write tools, as Claude Code does by default.
-    pub fn opencode(&self) -> String {
+    pub(crate) fn opencode(&self) -> String {
         let mut config = json!({"mcp": {SERVER_NAME: {
             "type": "local",
             "command": [self.command],
@@ -176,7 +176,7 @@ impl Registration {
 
     /// The closing part of `--check`'s human report. The blocks are not
     /// indented, so that what is selected and copied is exactly what to paste.
-    pub fn human_text(&self) -> String {
+    pub(crate) fn human_text(&self) -> String {
         let names: Vec<&str> = self.env.iter().map(|(key, _)| key.as_str()).collect();
         let names =
             if names.is_empty() { "none (the defaults worked)".to_string() } else { names.join(", ") };
@@ -301,7 +301,7 @@ fn is_cargo_build_output(binary: &Path) -> bool {
 /// which nothing is special; a single quote itself is closed, escaped and
 /// reopened. `~` is never left bare: bash expands it after `=` even in an
 /// argument.
-pub fn shell_word(value: &str) -> String {
+pub(crate) fn shell_word(value: &str) -> String {
     let bare = |c: char| c.is_ascii_alphanumeric() || "@%+:,./_-".contains(c);
     if !value.is_empty() && value.chars().all(bare) {
         return value.to_string();
@@ -324,7 +324,7 @@ fn command_word(value: &str) -> String {
 /// Node.js use to split a Windows command line). None when the value holds
 /// a character one of the two shells would act on inside double quotes
 /// (`"`, `%` for cmd.exe; `$` and `` ` `` for PowerShell).
-pub fn windows_word(value: &str) -> Option<String> {
+pub(crate) fn windows_word(value: &str) -> Option<String> {
     if value.chars().any(|c| "\"%$`".contains(c) || c.is_control()) {
         return None;
     }
@@ -338,7 +338,7 @@ pub fn windows_word(value: &str) -> Option<String> {
 
 /// A TOML basic string: backslashes and quotes escaped, and every control
 /// character written as an escape, since TOML allows none of them raw.
-pub fn toml_string(value: &str) -> String {
+pub(crate) fn toml_string(value: &str) -> String {
     let mut out = String::with_capacity(value.len() + 2);
     out.push('"');
     for c in value.chars() {

@@ -100,7 +100,7 @@ pub fn credential_word(key: &str) -> Option<&'static str> {
     CREDENTIAL_WORDS.iter().copied().find(|word| lower.contains(word))
 }
 
-pub fn withheld_reason(key: &str) -> Option<&'static str> {
+pub(crate) fn withheld_reason(key: &str) -> Option<&'static str> {
     WITHHELD.iter().find(|(name, _)| *name == key).map(|(_, reason)| *reason)
 }
 

@@ -28,7 +28,7 @@ use crate::args::{self, Args};
 use crate::backend::Backend;
 use crate::error::{ToolError, ToolResult};
 
-pub use schema::{limit_property, no_arguments, nullable, object, offset_property, passed_through};
+pub(crate) use schema::{limit_property, no_arguments, nullable, object, offset_property, passed_through};
 
 pub type Handler = fn(&mut Backend, &Args) -> ToolResult;
 
@@ -85,7 +85,7 @@ pub fn find(name: &str) -> Option<&'static Tool> {
 }
 
 /// Whether a tool is listed and callable in this session.
-pub fn is_offered(tool: &Tool, read_only: bool) -> bool {
+pub(crate) fn is_offered(tool: &Tool, read_only: bool) -> bool {
     !(read_only && tool.requires_confirmation)
 }
 
@@ -208,7 +208,7 @@ fn with_backend_version(mut error: ToolError, backend: &Backend) -> ToolError {
 /// builds 25 pairs of schemas to answer its first listing. The unit test
 /// below regenerates both files from the table and fails when they differ;
 /// `UPDATE_DOCS=1 cargo test --lib tools` rewrites them (docs/ARCHITECTURE.md).
-pub fn listing_json(read_only: bool) -> &'static str {
+pub(crate) fn listing_json(read_only: bool) -> &'static str {
     if read_only { LISTING_READ_ONLY.trim_end() } else { LISTING_FULL.trim_end() }
 }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// itself computes it. A value rather than `cfg!` alone, so that
 /// the Windows and macOS wording can be tested on any host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Platform {
+pub(crate) enum Platform {
     Windows,
     MacOs,
     /// Linux and the other POSIX systems: the XDG layout.
@@ -16,7 +16,7 @@ pub enum Platform {
 }
 
 impl Platform {
-    pub fn current() -> Platform {
+    pub(crate) fn current() -> Platform {
         if cfg!(windows) {
             Platform::Windows
         } else if cfg!(target_os = "macos") {
@@ -29,7 +29,7 @@ impl Platform {
     /// The variable that names the home folder. Windows programs (resmon's
     /// Python among them) take it from USERPROFILE and ignore HOME, which on
     /// Windows is often a leftover of a POSIX toolchain.
-    pub fn home_variable(self) -> &'static str {
+    pub(crate) fn home_variable(self) -> &'static str {
         match self {
             Platform::Windows => "USERPROFILE",
             Platform::MacOs | Platform::Xdg => "HOME",
@@ -38,7 +38,7 @@ impl Platform {
 
     /// The variables the default state folder is derived from, in the order
     /// they are tried, for a sentence that says which ones were missing.
-    pub fn state_variables(self) -> &'static [&'static str] {
+    pub(crate) fn state_variables(self) -> &'static [&'static str] {
         match self {
             Platform::Windows => &["LOCALAPPDATA", "USERPROFILE"],
             Platform::MacOs => &["HOME"],
@@ -103,14 +103,14 @@ impl Environment {
         }
     }
 
-    pub fn is_empty(&self, name: &str) -> bool {
+    pub(crate) fn is_empty(&self, name: &str) -> bool {
         self.empty.contains(&name)
     }
 }
 
 /// The default state folder, the same one resmon's backend, daemon and app
 /// use, or None when the variables it is derived from are unset.
-pub fn default_state_dir(platform: Platform, env: &Environment) -> Option<PathBuf> {
+pub(crate) fn default_state_dir(platform: Platform, env: &Environment) -> Option<PathBuf> {
     match platform {
         Platform::MacOs => Some(native(env.home.as_ref()?).join("Library/Application Support/resmon")),
         Platform::Windows => match &env.local_app_data {
@@ -129,7 +129,7 @@ pub fn default_state_dir(platform: Platform, env: &Environment) -> Option<PathBu
 /// so every path here is turned into backslashes first and a trace or message
 /// shows one style. A verbatim `\\?\` path is left alone: there `/` is not a
 /// separator.
-pub fn native(value: &str) -> PathBuf {
+pub(crate) fn native(value: &str) -> PathBuf {
     if cfg!(windows) && !value.starts_with(r"\\?\") {
         return PathBuf::from(value.replace('/', "\\"));
     }
@@ -139,7 +139,7 @@ pub fn native(value: &str) -> PathBuf {
 /// A value wrapped in one pair of matching quotes, as Explorer's "Copy as
 /// path" and shell habits produce: straight double or single quotes, or the
 /// typographic pairs a word processor substitutes.
-pub fn is_quoted(value: &str) -> bool {
+pub(crate) fn is_quoted(value: &str) -> bool {
     let mut chars = value.chars();
     let (Some(first), Some(last)) = (chars.next(), chars.next_back()) else {
         return false;
@@ -153,7 +153,7 @@ pub fn is_quoted(value: &str) -> bool {
 /// the path up to and including the component that holds it, so that the
 /// caller can tell a literal folder named so (which is used as it is) from
 /// a reference that was never expanded.
-pub fn unexpanded_reference(value: &str) -> Option<(String, PathBuf)> {
+pub(crate) fn unexpanded_reference(value: &str) -> Option<(String, PathBuf)> {
     let mut prefix = String::new();
     for (index, component) in value.split_inclusive(['/', '\\']).enumerate() {
         prefix.push_str(component);
@@ -198,7 +198,7 @@ fn dollar_reference(text: &str) -> Option<String> {
 
 /// What a reference stands for, when it is one of the variables discovery
 /// read anyway (nothing else is read from the process for a message).
-pub fn expansion(reference: &str, env: &Environment) -> Option<String> {
+pub(crate) fn expansion(reference: &str, env: &Environment) -> Option<String> {
     if reference == "~" {
         return env.home.clone();
     }
@@ -215,7 +215,7 @@ pub fn expansion(reference: &str, env: &Environment) -> Option<String> {
 }
 
 /// The folder that holds `path`, `.` for a bare file name.
-pub fn parent_or_dot(path: &Path) -> PathBuf {
+pub(crate) fn parent_or_dot(path: &Path) -> PathBuf {
     match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
         _ => PathBuf::from("."),

@@ -18,7 +18,7 @@ const MAX_BYTES: u64 = 4096;
 
 /// Why a file that exists gave no content.
 #[derive(Debug)]
-pub enum Unreadable {
+pub(crate) enum Unreadable {
     Directory,
     /// A FIFO, socket or device, named as the user would know it.
     NotRegular(&'static str),
@@ -35,7 +35,7 @@ pub enum Unreadable {
 
 impl Unreadable {
     /// A short machine name for `detail.problem`.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             Unreadable::Directory => "directory",
             Unreadable::NotRegular(_) => "not_a_regular_file",
@@ -48,7 +48,7 @@ impl Unreadable {
     }
 
     /// What the path is, as the rest of a sentence that starts with the path.
-    pub fn what(&self) -> String {
+    pub(crate) fn what(&self) -> String {
         match self {
             Unreadable::Directory => "is a directory, not a file".into(),
             Unreadable::NotRegular(kind) => format!("is {kind}, not a regular file, so it was not opened"),
@@ -68,7 +68,7 @@ impl Unreadable {
 }
 
 /// The bytes of a small regular file; `Ok(None)` when nothing is at the path.
-pub fn read_small(path: &Path) -> Result<Option<Vec<u8>>, Unreadable> {
+pub(crate) fn read_small(path: &Path) -> Result<Option<Vec<u8>>, Unreadable> {
     let metadata = match fs::metadata(path) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -206,7 +206,7 @@ pub enum Text {
 }
 
 impl Text {
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         match self {
             Text::Plain(text) | Text::Utf8Bom(text) | Text::Utf16 { text, .. } => text,
         }

@@ -20,10 +20,10 @@ const SIMILAR_MAX: i64 = 50;
 /// search_corpus declares no `offset`, yet a caller used to offsets will try
 /// one; contract 1.0 "Read" has it refused rather than ignored, and this is
 /// the sentence it is refused with (tools::DECLINED_ARGUMENTS).
-pub const OFFSET_REFUSAL: &str = "search_corpus pages with a cursor, not an offset: pass the previous \
+pub(crate) const OFFSET_REFUSAL: &str = "search_corpus pages with a cursor, not an offset: pass the previous \
     answer's next_cursor back as `cursor` to get the next page.";
 
-pub const SEARCH_CORPUS: Tool = Tool {
+pub(crate) const SEARCH_CORPUS: Tool = Tool {
     name: "search_corpus",
     title: "Search the corpus",
     description: "Stored papers. keyword (default): every word matches, newest first; semantic: \
@@ -37,7 +37,7 @@ pub const SEARCH_CORPUS: Tool = Tool {
     handler: search_corpus,
 };
 
-pub const FIND_SIMILAR: Tool = Tool {
+pub(crate) const FIND_SIMILAR: Tool = Tool {
     name: "find_similar",
     title: "Find similar papers",
     description: "Stored papers nearest in meaning to one paper, closest first. An empty list carries \
@@ -51,7 +51,7 @@ pub const FIND_SIMILAR: Tool = Tool {
     handler: find_similar,
 };
 
-pub const EXPLAIN_MATCH: Tool = Tool {
+pub(crate) const EXPLAIN_MATCH: Tool = Tool {
     name: "explain_match",
     title: "Why did this paper match?",
     description: "Which keywords a stored paper matches and where, resmon's verdict, and \
@@ -65,7 +65,7 @@ pub const EXPLAIN_MATCH: Tool = Tool {
     handler: explain_match,
 };
 
-pub const GET_PAPER_LIFECYCLE: Tool = Tool {
+pub(crate) const GET_PAPER_LIFECYCLE: Tool = Tool {
     name: "get_paper_lifecycle",
     title: "Paper lifecycle",
     description: "A stored paper's retraction, preprint-to-published and version events with notice \

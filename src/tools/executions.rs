@@ -24,7 +24,7 @@ const SCAN_TIME_BOUND: std::time::Duration = std::time::Duration::from_secs(20);
 
 const STATUSES: [&str; 5] = ["running", "completed", "failed", "cancelled", "interrupted"];
 
-pub const LIST_EXECUTIONS: Tool = Tool {
+pub(crate) const LIST_EXECUTIONS: Tool = Tool {
     name: "list_executions",
     title: "List runs",
     description: "Runs, newest first, filterable by routine_id and status. interrupted: resmon stopped \
@@ -38,7 +38,7 @@ pub const LIST_EXECUTIONS: Tool = Tool {
     handler: list_executions,
 };
 
-pub const GET_EXECUTION: Tool = Tool {
+pub(crate) const GET_EXECUTION: Tool = Tool {
     name: "get_execution",
     title: "Get a run",
     description: "One run whole: status, parameters, per-source coverage and zero-reasons, \
@@ -52,7 +52,7 @@ pub const GET_EXECUTION: Tool = Tool {
     handler: get_execution,
 };
 
-pub const GET_EXECUTION_RESULTS: Tool = Tool {
+pub(crate) const GET_EXECUTION_RESULTS: Tool = Tool {
     name: "get_execution_results",
     title: "Papers a run found",
     description: "The papers one run found, paged; each id is a doc_id the paper tools take.",
@@ -65,7 +65,7 @@ pub const GET_EXECUTION_RESULTS: Tool = Tool {
     handler: get_execution_results,
 };
 
-pub const GET_SEARCH_RECORD: Tool = Tool {
+pub(crate) const GET_SEARCH_RECORD: Tool = Tool {
     name: "get_search_record",
     title: "Search record of a run",
     description: "A run's PRISMA-style record. search.queries_as_sent: what each source's requests \

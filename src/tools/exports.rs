@@ -7,7 +7,7 @@ use crate::args::Args;
 use crate::backend::{self, Backend, Method, Reply};
 use crate::error::{ToolError, ToolResult};
 
-pub const EXPORT_REFERENCES: Tool = Tool {
+pub(crate) const EXPORT_REFERENCES: Tool = Tool {
     name: "export_references",
     title: "Export references",
     description: "References of one run (exec_id) or of chosen papers (doc_ids), exactly one of \

@@ -8,7 +8,7 @@ use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::{ToolError, ToolResult};
 
-pub const GET_ANALYTICS: Tool = Tool {
+pub(crate) const GET_ANALYTICS: Tool = Tool {
     name: "get_analytics",
     title: "Corpus analytics",
     description: "One resmon analytics view as `data`; derived numbers stay null until `sufficient` \
@@ -22,7 +22,7 @@ pub const GET_ANALYTICS: Tool = Tool {
     handler: get_analytics,
 };
 
-pub const GET_WATCHDOG_FINDINGS: Tool = Tool {
+pub(crate) const GET_WATCHDOG_FINDINGS: Tool = Tool {
     name: "get_watchdog_findings",
     title: "Watchdog findings",
     description: "Problems resmon sees in sources and routines. Only severity broken and unusual are \

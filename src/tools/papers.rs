@@ -13,7 +13,7 @@ use super::{nullable, object};
 /// realistic slice inside its 7,168 bytes: it measured 7,000 B with two,
 /// 7,230 B with three and 7,606 B with six (contract-notes 14 and 24;
 /// docs/performance.md).
-pub const AUTHORS_KEPT: usize = 2;
+pub(crate) const AUTHORS_KEPT: usize = 2;
 
 /// Significant digits a distance keeps: enough to order neighbours, and no
 /// more bytes than that on every row of a semantic page (contract-notes 24).
@@ -22,7 +22,7 @@ const DISTANCE_DIGITS: usize = 4;
 /// Where a row's corpus id sits: document rows and reference records call it
 /// `id`, profile matches `document_id`.
 #[derive(Clone, Copy)]
-pub enum IdField {
+pub(crate) enum IdField {
     Id,
     DocumentId,
 }
@@ -32,14 +32,14 @@ pub enum IdField {
 /// authors" with an empty list; should one carry the list, it is cut as
 /// every other row's is.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Authors {
+pub(crate) enum Authors {
     Listed,
     IfGiven,
 }
 
 /// The paper row's schema. Every field is always present except
 /// `authors_total`, which a row has only when names were left out.
-pub fn paper_schema(authors: Authors) -> Value {
+pub(crate) fn paper_schema(authors: Authors) -> Value {
     let mut properties = json!({
         "id": {"type": "integer", "description": "Stored document id; usable as doc_id."},
         "title": nullable("Title, or null when resmon has none for the paper."),
@@ -66,7 +66,7 @@ pub fn paper_schema(authors: Authors) -> Value {
 }
 
 /// Adds a field a tool puts beside the paper's own to its row schema.
-pub fn add_field(schema: &mut Value, name: &str, property: Value, always: bool) {
+pub(crate) fn add_field(schema: &mut Value, name: &str, property: Value, always: bool) {
     schema["properties"][name] = property;
     if always && let Some(required) = schema["required"].as_array_mut() {
         required.push(json!(name));
@@ -76,7 +76,7 @@ pub fn add_field(schema: &mut Value, name: &str, property: Value, always: bool) 
 /// The compact row from a document row, a reference-export record or a
 /// profile match. None when the row lacks the integer corpus id that the
 /// row promises to carry (it is what explain_match and the others take).
-pub fn paper(row: &Value, id: IdField, authors: Authors) -> Option<Map<String, Value>> {
+pub(crate) fn paper(row: &Value, id: IdField, authors: Authors) -> Option<Map<String, Value>> {
     let key = match id {
         IdField::Id => "id",
         IdField::DocumentId => "document_id",
@@ -104,7 +104,7 @@ pub fn paper(row: &Value, id: IdField, authors: Authors) -> Option<Map<String, V
 
 /// The row with its `distance` beside it, rounded (null stays null: an
 /// unranked paper has none).
-pub fn with_distance(mut paper: Map<String, Value>, row: &Value) -> Map<String, Value> {
+pub(crate) fn with_distance(mut paper: Map<String, Value>, row: &Value) -> Map<String, Value> {
     let distance = row.get("distance").and_then(Value::as_f64).map_or(Value::Null, round_distance);
     paper.insert("distance".into(), distance);
     paper

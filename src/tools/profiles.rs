@@ -19,7 +19,7 @@ const MAX_PROFILES: usize = 200;
 /// Profile fields some resmon versions store as JSON text.
 const JSON_FIELDS: [&str; 4] = ["names", "identifiers", "affiliations", "field_hints"];
 
-pub const LIST_WATCH_PROFILES: Tool = Tool {
+pub(crate) const LIST_WATCH_PROFILES: Tool = Tool {
     name: "list_watch_profiles",
     title: "List watch profiles",
     description: "Watched people, institutions and groups. basis_warning, when resmon gives one, \
@@ -33,7 +33,7 @@ pub const LIST_WATCH_PROFILES: Tool = Tool {
     handler: list_watch_profiles,
 };
 
-pub const GET_WATCH_PROFILE: Tool = Tool {
+pub(crate) const GET_WATCH_PROFILE: Tool = Tool {
     name: "get_watch_profile",
     title: "Get a watch profile",
     description: "One watch profile whole, with its match total, the count per basis and what each \
@@ -47,7 +47,7 @@ pub const GET_WATCH_PROFILE: Tool = Tool {
     handler: get_watch_profile,
 };
 
-pub const GET_PROFILE_MATCHES: Tool = Tool {
+pub(crate) const GET_PROFILE_MATCHES: Tool = Tool {
     name: "get_profile_matches",
     title: "Papers matched to a profile",
     description: "A profile's matched papers, newest first, with basis, matched_author and evidence. \

@@ -20,7 +20,7 @@ const FLAGS: [&str; 5] =
 /// is always counted, so zero destinations reads as zero rather than absent.
 const CHANNELS: [&str; 4] = ["email", "folder", "webhook", "feed"];
 
-pub const LIST_ROUTINES: Tool = Tool {
+pub(crate) const LIST_ROUTINES: Tool = Tool {
     name: "list_routines",
     title: "List routines",
     description: "Saved scheduled searches: schedule, sources, keywords, is_active, last run, \
@@ -34,7 +34,7 @@ pub const LIST_ROUTINES: Tool = Tool {
     handler: list_routines,
 };
 
-pub const GET_ROUTINE: Tool = Tool {
+pub(crate) const GET_ROUTINE: Tool = Tool {
     name: "get_routine",
     title: "Get a routine",
     description: "One routine whole, with missed fires, an audit of results against its intent \

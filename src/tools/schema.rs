@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 /// An object schema with the given properties and required names.
-pub fn object(properties: Value, required: &[&str]) -> Value {
+pub(crate) fn object(properties: Value, required: &[&str]) -> Value {
     let mut schema = Map::new();
     schema.insert("type".into(), json!("object"));
     schema.insert("properties".into(), properties);
@@ -17,7 +17,7 @@ pub fn object(properties: Value, required: &[&str]) -> Value {
 
 /// A property that is always present but may be null (contract-notes 7): it
 /// names no `type`, so it stays portable and accepts null and a value alike.
-pub fn nullable(description: &str) -> Value {
+pub(crate) fn nullable(description: &str) -> Value {
     json!({"description": description})
 }
 
@@ -26,7 +26,7 @@ pub fn nullable(description: &str) -> Value {
 /// may come back null or in a shape a newer release chose, and the answer
 /// must still validate (issue 10 point 11). Fields this server computes
 /// itself are typed by the caller after this.
-pub fn passed_through(mut schema: Value) -> Value {
+pub(crate) fn passed_through(mut schema: Value) -> Value {
     fn strip(schema: &mut Value) {
         if let Some(object) = schema.as_object_mut() {
             object.remove("type");
@@ -47,19 +47,19 @@ pub fn passed_through(mut schema: Value) -> Value {
 }
 
 /// A page size: 25 unless given, larger values clamped to 100 by the handler.
-pub fn limit_property() -> Value {
+pub(crate) fn limit_property() -> Value {
     json!({"type": "integer", "minimum": 1, "description": "Default 25, max 100."})
 }
 
 /// A page offset. Its default of 0 goes without saying, so it is not said:
 /// every byte of an input schema is paid in every conversation (contract-notes 14).
-pub fn offset_property() -> Value {
+pub(crate) fn offset_property() -> Value {
     json!({"type": "integer", "minimum": 0})
 }
 
 /// The input schema of a tool that takes no arguments. The closed root says
 /// so outright, which clients that make schemas strict need (the OpenAI
 /// Agents SDK gives up on `properties: {}` alone); contract-notes 22.
-pub fn no_arguments() -> Value {
+pub(crate) fn no_arguments() -> Value {
     json!({"type": "object", "properties": {}, "additionalProperties": false})
 }

@@ -14,7 +14,7 @@ use crate::backend::{self, Backend, Method};
 use crate::error::{ToolError, ToolResult};
 use crate::settings_policy as policy;
 
-pub const UPDATE_SETTINGS: Tool = Tool {
+pub(crate) const UPDATE_SETTINGS: Tool = Tool {
     name: "update_settings",
     title: "Change resmon settings",
     description: "Changes settings in one group (only the 20 keys named under `settings`) and \

@@ -8,7 +8,7 @@ use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::ToolResult;
 
-pub const LIST_SOURCES: Tool = Tool {
+pub(crate) const LIST_SOURCES: Tool = Tool {
     name: "list_sources",
     title: "List sources",
     description: "Searchable sources: slug (for `sources`), name, coverage, whether a key is needed, \

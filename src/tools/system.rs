@@ -8,7 +8,7 @@ use crate::backend::{self, Backend, Method};
 use crate::error::ToolResult;
 use crate::identity;
 
-pub const HEALTH: Tool = Tool {
+pub(crate) const HEALTH: Tool = Tool {
     name: "health",
     title: "resmon health",
     description: "Is resmon running? Release, schema, scheduler and daemon state, and \
@@ -32,7 +32,7 @@ fn health_input() -> Value {
     )
 }
 
-pub fn identity_schema() -> Value {
+pub(crate) fn identity_schema() -> Value {
     object(
         json!({
             "contract_version": {"type": "integer"},
@@ -48,7 +48,7 @@ pub fn identity_schema() -> Value {
 /// Null only on an unpinned call to a resmon that reported no usable
 /// identity; when present it has the shape above. (No `type`, so that null
 /// and the object both validate; `properties` apply only to the object.)
-pub fn identity_property() -> Value {
+pub(crate) fn identity_property() -> Value {
     let mut schema = nullable(
         "The answering resmon's identity, or null when it reported none usable (unpinned calls only).",
     );
@@ -106,7 +106,7 @@ fn health(backend: &mut Backend, args: &Args) -> ToolResult {
 
 /// GET /api/health, with the expectation when there is one, its identity
 /// checked. Also get_execution's preflight (contract 1.0 "Instance identity").
-pub fn checked_health(backend: &mut Backend, expected: Option<&str>) -> ToolResult {
+pub(crate) fn checked_health(backend: &mut Backend, expected: Option<&str>) -> ToolResult {
     let query: Vec<(&str, String)> =
         expected.map(|id| ("expected_runtime_id", id.to_string())).into_iter().collect();
     let reply = backend.send(Method::Get, "/api/health", &query, None)?;

@@ -22,7 +22,7 @@ const ROUTINE_SWITCHES: [&str; 3] = ["email_enabled", "email_ai_summary_enabled"
 /// What `cited` says when the caller gives no source for the ORCID.
 const UNCITED_ORCID: &str = "Given in a conversation through resmon's MCP tools; no source was cited.";
 
-pub const CREATE_ROUTINE: Tool = Tool {
+pub(crate) const CREATE_ROUTINE: Tool = Tool {
     name: "create_routine",
     title: "Create a routine",
     description: "Saves a recurring search (with entity: a watch on a person), inactive until \
@@ -39,7 +39,7 @@ pub const CREATE_ROUTINE: Tool = Tool {
     handler: create_routine,
 };
 
-pub const CREATE_WATCH_PROFILE: Tool = Tool {
+pub(crate) const CREATE_WATCH_PROFILE: Tool = Tool {
     name: "create_watch_profile",
     title: "Create a watch profile",
     description: "Saves a person to watch. Without an ORCID no match rests on an identifier: repeat \
@@ -53,7 +53,7 @@ pub const CREATE_WATCH_PROFILE: Tool = Tool {
     handler: create_watch_profile,
 };
 
-pub const ACTIVATE_ROUTINE: Tool = Tool {
+pub(crate) const ACTIVATE_ROUTINE: Tool = Tool {
     name: "activate_routine",
     title: "Activate a routine",
     description: "Puts a routine on this machine's schedule: from now on it runs by itself. Safe to \
@@ -68,7 +68,7 @@ pub const ACTIVATE_ROUTINE: Tool = Tool {
     handler: activate_routine,
 };
 
-pub const DEACTIVATE_ROUTINE: Tool = Tool {
+pub(crate) const DEACTIVATE_ROUTINE: Tool = Tool {
     name: "deactivate_routine",
     title: "Deactivate a routine",
     description: "Takes a routine off the schedule, deleting nothing; run_routine still runs it on \

@@ -12,7 +12,7 @@ use crate::error::{Code, ToolError, ToolResult};
 /// resmon's own default is 100; a smaller run is the token-friendlier start.
 const DEFAULT_MAX_RESULTS: i64 = 50;
 
-pub const RUN_SWEEP: Tool = Tool {
+pub(crate) const RUN_SWEEP: Tool = Tool {
     name: "run_sweep",
     title: "Run a one-off search",
     description: "Searches the named sources now, adding new papers to the corpus; returns execution_id \
@@ -28,7 +28,7 @@ pub const RUN_SWEEP: Tool = Tool {
     handler: run_sweep,
 };
 
-pub const RUN_ROUTINE: Tool = Tool {
+pub(crate) const RUN_ROUTINE: Tool = Tool {
     name: "run_routine",
     title: "Run a routine now",
     description: "Runs a saved routine now, even if inactive. Read `queued` first: true means resmon \
