@@ -940,7 +940,10 @@ fn projections(rig: &Rig, counts: &Counts) {
     let http = HttpFloor::new(rig.fake);
     let n = counts.projection_rounds;
     println!("  per answer, mean of {n} more rounds (callgrind):");
-    println!("  {:<28} {:>8} {:>9} {:>9} {:>8}", "", "body", "Value", "typed", "saved");
+    println!(
+        "  {:<28} {:>8} {:>9} {:>14} {:>9}   {}",
+        "", "body", "Value", "typed→Value", "typed", "saved by typed"
+    );
     for (id, call) in CALLS.iter().enumerate() {
         let answer = server.round_trip(&call.line(500 + id)).to_string();
         let message: Value = serde_json::from_str(&answer).expect("a JSON answer");
@@ -950,10 +953,12 @@ fn projections(rig: &Rig, counts: &Counts) {
         std::fs::write(&body_file, &body).expect("write the body");
         let body_path = body_file.display().to_string();
         let mut per = Vec::new();
-        for how in ["value", "typed"] {
+        let ways: &[&str] =
+            if call.tool == "get_execution" { &["value", "typed"] } else { &["value", "mixed", "typed"] };
+        for how in ways {
             let run = |rounds: usize| {
                 let rounds = rounds.to_string();
-                let args = [how, call.tool, body_path.as_str(), rounds.as_str()];
+                let args = [*how, call.tool, body_path.as_str(), rounds.as_str()];
                 callgrind(
                     rig,
                     &rig.projection,
@@ -964,22 +969,26 @@ fn projections(rig: &Rig, counts: &Counts) {
                 .unwrap_or_else(|| panic!("projection {how} {} failed under callgrind", call.tool))
             };
             let (one, output) = run(1);
-            assert_eq!(
-                output.trim_end(),
-                text,
-                "projection {how} {} does not give the server's answer",
-                call.tool
-            );
+            if output.trim_end() != text {
+                break;
+            }
             let (more, _) = run(1 + n);
             per.push((more - one) / n as u64);
         }
+        if per.len() != ways.len() {
+            // A path no longer gives what the server answers: the copy of
+            // the handler in examples/projection.rs is out of date, or the
+            // server measured is another build (--server).
+            println!("  {:<28} MISMATCH: not the server's answer; skipped", call.label);
+            continue;
+        }
+        let (value, typed) = (per[0], per[per.len() - 1]);
+        let mixed = if per.len() == 3 { per[1].to_string() } else { "-".into() };
         println!(
-            "  {:<28} {:>6} B {:>9} {:>9} {:>7.0} %",
+            "  {:<28} {:>6} B {value:>9} {mixed:>14} {typed:>9}   {:>5.0} %",
             call.label,
             body.len(),
-            per[0],
-            per[1],
-            100.0 * (1.0 - per[1] as f64 / per[0] as f64)
+            100.0 * (1.0 - typed as f64 / value as f64)
         );
     }
     assert!(server.finish().success());

@@ -2,7 +2,7 @@
 //! `serde_json::Value`, the way the handlers shape answers today (issue 14
 //! point 3). `bench` runs it under callgrind; by hand:
 //!
-//!     projection value|typed health|search_corpus|get_execution BODY_FILE ROUNDS
+//!     projection value|mixed|typed health|search_corpus|get_execution BODY_FILE ROUNDS
 //!
 //! Each round turns resmon's body (read from BODY_FILE) into the tool's
 //! compact answer text, the part of a call between the HTTP exchange and
@@ -11,7 +11,10 @@
 //! at the time of writing (the bench checks that it still gives the
 //! server's answer byte for byte); `typed` deserialises into structs that
 //! borrow from the body, skip the fields the answer does not use, and keep
-//! the fields passed through unchanged as raw JSON text. Both keep the
+//! the fields passed through unchanged as raw JSON text. `mixed` reads the
+//! same typed rows but builds the answer as a `Value`, which is what a
+//! handler can do while handlers return `Value` (`ToolResult`); there is no
+//! mixed get_execution, whose answer is the row whole. All three keep the
 //! handlers' rules: a missing or malformed required field is an error,
 //! a mistyped optional one reads as absent.
 
@@ -29,7 +32,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::marker::PhantomData;
 
-const USAGE: &str = "usage: projection value|typed health|search_corpus|get_execution BODY_FILE ROUNDS";
+const USAGE: &str = "usage: projection value|mixed|typed health|search_corpus|get_execution BODY_FILE ROUNDS \
+    (mixed: health and search_corpus only)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -42,6 +46,8 @@ fn main() {
         ("value", "search_corpus") => value_path::search,
         ("value", "get_execution") => value_path::execution,
         ("typed", "health") => typed_path::health,
+        ("mixed", "health") => mixed_path::health,
+        ("mixed", "search_corpus") => mixed_path::search,
         ("typed", "search_corpus") => typed_path::search,
         ("typed", "get_execution") => typed_path::execution,
         _ => {
@@ -751,5 +757,140 @@ mod typed_path {
             .filter_map(|event| serde_json::from_str(event.get()).ok())
             .collect();
         (json!(events.len()), Value::Array(recent))
+    }
+}
+
+/// Typed rows in, the answer built as a `Value` as handlers must return it.
+mod mixed_path {
+    use super::*;
+
+    const AUTHORS_KEPT: usize = 6;
+
+    row!(HealthRow {
+        status: Scalar<'a>,
+        version: Value,
+        schema_version: Value,
+        scheduler: Value,
+        daemon: Value,
+        identity: Value,
+        pid: Value,
+        started_at: Value,
+        embeddings: Value,
+    });
+
+    pub fn health(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+        const ROUTE: &str = "GET /api/health";
+        let row: HealthRow =
+            serde_json::from_slice(bytes).map_err(|_| backend::unexpected_shape(ROUTE, "an object"))?;
+        let Some(status) = row.status.as_ref().and_then(Scalar::as_str) else {
+            return Err(backend::unexpected_shape(ROUTE, "a `status` string"));
+        };
+        let identity = row.identity.unwrap_or(Value::Null);
+        let usable = identity.get("contract_version").and_then(Value::as_i64) == Some(1)
+            && identity.get("runtime_id").and_then(Value::as_str).is_some_and(identity::is_canonical_uuid4);
+        let schema_version =
+            row.schema_version.or_else(|| identity.get("schema_version").cloned()).unwrap_or(Value::Null);
+        let or_null = |value: Option<Value>| value.unwrap_or(Value::Null);
+        let mut answer = Map::new();
+        answer.insert("status".into(), json!(status));
+        answer.insert("version".into(), or_null(row.version));
+        answer.insert("schema_version".into(), schema_version);
+        answer.insert("scheduler".into(), or_null(row.scheduler));
+        answer.insert("daemon".into(), or_null(row.daemon));
+        answer.insert("identity".into(), if usable { identity } else { Value::Null });
+        answer.insert("pid".into(), or_null(row.pid));
+        answer.insert("started_at".into(), or_null(row.started_at));
+        answer.insert("embeddings".into(), or_null(row.embeddings));
+        Ok(write(&Value::Object(answer)))
+    }
+
+    row!(SearchReply {
+        results: Vec<Row<'a>>,
+        total: Scalar<'a>,
+        next_cursor: Scalar<'a>,
+        has_more: Scalar<'a>,
+        total_is_capped: Scalar<'a>,
+        sort: Scalar<'a>,
+        ranked_count: Value,
+        unranked_count: Value,
+        model: Value,
+    });
+
+    row!(Row {
+        id: Scalar<'a>,
+        title: Scalar<'a>,
+        authors: Scalar<'a>,
+        publication_date: Scalar<'a>,
+        source_repository: Scalar<'a>,
+        doi: Scalar<'a>,
+        url: Scalar<'a>,
+        distance: Value,
+    });
+
+    fn text<'a>(field: &'a Option<Scalar<'a>>) -> Option<&'a str> {
+        field.as_ref().and_then(Scalar::as_str)
+    }
+
+    fn text_or_null(field: &Option<Scalar>) -> Value {
+        text(field).map_or(Value::Null, |text| Value::String(text.to_string()))
+    }
+
+    pub fn search(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+        const ROUTE: &str = "POST /api/explorer/search";
+        let shape = || backend::unexpected_shape(ROUTE, "an object with `results` and `total`");
+        let reply: SearchReply = serde_json::from_slice(bytes).map_err(|_| shape())?;
+        let (Some(rows), Some(total)) = (reply.results, reply.total.as_ref().and_then(Scalar::as_i64)) else {
+            return Err(shape());
+        };
+        let semantic = text(&reply.sort) == Some("similarity");
+        let mut papers = Vec::with_capacity(rows.len());
+        for row in rows {
+            let id = match row.id {
+                Some(Scalar::I64(n)) => json!(n),
+                Some(Scalar::U64(n)) => json!(n),
+                _ => return Err(backend::unexpected_shape(ROUTE, "rows with an integer `id`")),
+            };
+            let mut paper = Map::new();
+            paper.insert("id".into(), id);
+            paper.insert("title".into(), json!(text(&row.title).unwrap_or_default()));
+            paper.insert("authors".into(), json!(authors(text(&row.authors).unwrap_or_default())));
+            paper.insert("date".into(), text_or_null(&row.publication_date));
+            paper.insert("source".into(), json!(text(&row.source_repository).unwrap_or_default()));
+            paper.insert("doi".into(), text_or_null(&row.doi));
+            paper.insert("url".into(), text_or_null(&row.url));
+            if semantic {
+                paper.insert("distance".into(), row.distance.unwrap_or(Value::Null));
+            }
+            papers.push(Value::Object(paper));
+        }
+        let next_cursor = text_or_null(&reply.next_cursor);
+        let has_more = reply.has_more.as_ref().and_then(Scalar::as_bool).unwrap_or(!next_cursor.is_null());
+        let mut answer = Map::new();
+        answer.insert("papers".into(), Value::Array(papers));
+        answer.insert("next_cursor".into(), next_cursor);
+        answer.insert("has_more".into(), json!(has_more));
+        answer.insert("total".into(), json!(total));
+        answer.insert(
+            "total_is_capped".into(),
+            json!(reply.total_is_capped.as_ref().and_then(Scalar::as_bool).unwrap_or(false)),
+        );
+        answer.insert("mode".into(), json!(if semantic { "semantic" } else { "keyword" }));
+        answer.insert("mode_unavailable".into(), Value::Null);
+        if semantic {
+            answer.insert("ranked_count".into(), reply.ranked_count.unwrap_or(Value::Null));
+            answer.insert("unranked_count".into(), reply.unranked_count.unwrap_or(Value::Null));
+            answer.insert("model".into(), reply.model.unwrap_or(Value::Null));
+        }
+        Ok(write(&Value::Object(answer)))
+    }
+
+    fn authors(joined: &str) -> Vec<&str> {
+        let mut kept = Vec::with_capacity(AUTHORS_KEPT + 1);
+        let mut names = joined.split(',').map(str::trim).filter(|name| !name.is_empty());
+        kept.extend(names.by_ref().take(AUTHORS_KEPT));
+        if names.next().is_some() {
+            kept.push("et al.");
+        }
+        kept
     }
 }
