@@ -941,8 +941,8 @@ fn projections(rig: &Rig, counts: &Counts) {
     let n = counts.projection_rounds;
     println!("  per answer, mean of {n} more rounds (callgrind):");
     println!(
-        "  {:<28} {:>8} {:>9} {:>14} {:>9}   {}",
-        "", "body", "Value", "typed→Value", "typed", "saved by typed"
+        "  {:<28} {:>8} {:>9} {:>14} {:>9}   saved by typed",
+        "", "body", "Value", "typed→Value", "typed"
     );
     for (id, call) in CALLS.iter().enumerate() {
         let answer = server.round_trip(&call.line(500 + id)).to_string();
