@@ -1,20 +1,28 @@
-//! Benchmark of resmon-mcp against floors measured in the same run (issue 6).
+//! Benchmark of resmon-mcp against floors measured in the same run (issues 6
+//! and 14).
 //!
-//!     cargo run --release --example bench            # full run, about two minutes
+//!     cargo run --release --example bench            # full run, a few minutes
 //!     cargo run --release --example bench -- --quick # fewer runs, a smoke test
 //!
-//! It builds the release server and the floor binary (`examples/floor.rs`)
-//! with cargo, starts the fake resmon backend in this process, and prints:
-//! cold start, session and per-call timings with their floors and ratios;
-//! peak memory after 1 and 10 000 calls; callgrind instruction counts (when
-//! valgrind is installed); the context cost of the listing and of typical
-//! answers; and the release binary's size. Each figure is followed by its
-//! target and whether it holds. docs/performance.md explains the method and
-//! keeps the latest figures.
+//! It builds the release server and its floors with cargo, starts the fake
+//! resmon backend in this process, and prints: cold start against the
+//! process floor (`examples/process-floor.rs`, one canned line per line
+//! read); the session and warm calls against the MCP floor
+//! (`examples/floor.rs`, canned `initialize` and `tools/list`, and the same
+//! HTTP exchange as the server for each call); peak memory; callgrind
+//! instruction counts per call for `health`, `search_corpus` and
+//! `get_execution` beside the floor's and the bare exchange's (`floor
+//! --bare`); what a typed projection of resmon's rows would save
+//! (`examples/projection.rs`); the context cost of the listing and of typical
+//! answers; and the binary sizes. Each figure is followed by its target and
+//! whether it holds. docs/performance.md explains the method and keeps the
+//! latest figures.
 //!
 //! Timings are medians with min–max over many runs, and the server and its
 //! floor alternate run by run, so that a noisy machine slows both alike.
 
+#[path = "bench/calls.rs"]
+mod calls;
 #[path = "../tests/support/fake_backend.rs"]
 mod fake_backend;
 #[path = "bench/pipe.rs"]
@@ -26,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use calls::{CALLS, Call};
 use fake_backend::{Corpus, FakeBackend};
 use pipe::Piped;
 use serde_json::Value;
@@ -35,9 +44,11 @@ const USAGE: &str = "\
 Usage: cargo run --release --example bench [-- OPTIONS]
 
 Options:
-  --quick      fewer runs (a smoke test; figures are noisier)
-  --no-build   do not run `cargo build` first (the binaries must exist)
-  -h, --help   print this help
+  --quick          fewer runs (a smoke test; figures are noisier)
+  --no-build       do not run `cargo build` first (the binaries must exist)
+  --server PATH    measure this resmon-mcp binary instead of the one built
+                   here (e.g. an older commit's, for a before/after)
+  -h, --help       print this help
 ";
 
 const INITIALIZE: &str = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"0\"}}}\n";
@@ -45,20 +56,26 @@ const INITIALIZED: &str = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initi
 const TOOLS_LIST: &str = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n";
 const KIB: usize = 1024;
 const MIB: u64 = 1024 * 1024;
+/// The examples `build` makes besides the server.
+const EXAMPLES: [&str; 3] = ["floor", "process-floor", "projection"];
 
 struct Options {
     quick: bool,
     build: bool,
+    server: Option<PathBuf>,
 }
 
-/// How many times each measurement runs.
+/// How many times each measurement runs. A ratio is a median of at least
+/// 50 alternating runs, even in a quick run (contract-notes 24).
 struct Counts {
     cold: usize,
     session: usize,
     calls: usize,
     warmup: usize,
+    tool_calls: usize,
     memory_calls: usize,
     callgrind_calls: usize,
+    projection_rounds: usize,
 }
 
 /// One line of the closing table.
@@ -72,25 +89,38 @@ struct Target {
 fn main() {
     let options = parse_options();
     let counts = if options.quick {
-        Counts { cold: 40, session: 40, calls: 1000, warmup: 50, memory_calls: 10_000, callgrind_calls: 20 }
+        Counts {
+            cold: 60,
+            session: 60,
+            calls: 1000,
+            warmup: 50,
+            tool_calls: 200,
+            memory_calls: 10_000,
+            callgrind_calls: 20,
+            projection_rounds: 20,
+        }
     } else {
         Counts {
             cold: 300,
             session: 200,
             calls: 5000,
             warmup: 200,
+            tool_calls: 1000,
             memory_calls: 10_000,
             callgrind_calls: 100,
+            projection_rounds: 100,
         }
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     if options.build {
-        build(root);
+        build(root, options.server.is_none());
     }
     let release = release_dir();
-    let server = release.join("resmon-mcp");
-    let floor = release.join("examples").join("floor");
-    for binary in [&server, &floor] {
+    let server = options.server.clone().unwrap_or_else(|| release.join("resmon-mcp"));
+    let example = |name: &str| release.join("examples").join(name);
+    let (floor, process_floor, projection) =
+        (example("floor"), example("process-floor"), example("projection"));
+    for binary in [&server, &floor, &process_floor, &projection] {
         if !binary.is_file() {
             eprintln!(
                 "bench: {} is missing; run `cargo build --release --bins --examples`",
@@ -109,20 +139,24 @@ fn main() {
         ("RESMON_PORT_FILE".to_string(), fake.port_file().display().to_string()),
         ("RESMON_STATE_DIR".to_string(), fake.state_dir().display().to_string()),
     ];
-    let rig = Rig { server, floor, env, home, fake: &fake, work: work.clone() };
+    let rig = Rig { server, floor, process_floor, projection, env, home, fake: &fake, work: work.clone() };
 
     println!("resmon-mcp benchmark, {} (UTC)", stats::today());
     println!("machine: {}", machine());
-    println!("server:  {}", rig.server.display());
-    println!("floor:   {}", rig.floor.display());
+    println!("server:        {}", rig.server.display());
+    println!("floor:         {}", rig.floor.display());
+    println!("process floor: {}", rig.process_floor.display());
     println!();
 
     let mut targets = Vec::new();
+    like_for_like(&rig);
     cold_start(&rig, &counts, &mut targets);
     session(&rig, &counts, &mut targets);
     per_call(&rig, &counts, &mut targets);
+    calls_against_floor(&rig, &counts);
     memory(&rig, &counts, &mut targets);
     instructions(&rig, &counts);
+    projections(&rig, &counts);
     context(&rig, &mut targets);
     binary_size(&rig, &mut targets);
 
@@ -139,11 +173,19 @@ fn main() {
 }
 
 fn parse_options() -> Options {
-    let mut options = Options { quick: false, build: true };
-    for arg in std::env::args().skip(1) {
+    let mut options = Options { quick: false, build: true, server: None };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => options.quick = true,
             "--no-build" => options.build = false,
+            "--server" => match args.next() {
+                Some(path) => options.server = Some(PathBuf::from(path)),
+                None => {
+                    eprintln!("bench: --server needs the path of a resmon-mcp binary\n\n{USAGE}");
+                    std::process::exit(2);
+                }
+            },
             "-h" | "--help" => {
                 print!("{USAGE}");
                 std::process::exit(0);
@@ -157,18 +199,31 @@ fn parse_options() -> Options {
     options
 }
 
-/// Builds the server and the floor with the same release profile as this
-/// example, so that `cargo run --release --example bench` is the only step.
-fn build(root: &Path) {
+/// Builds the server (unless another binary is measured) and the floors
+/// with the same release profile as this example, so that
+/// `cargo run --release --example bench` is the only step.
+///
+/// The server is built in a cargo run of its own: a run that also builds
+/// examples turns on the dev-dependencies' features (serde_json's
+/// `raw_value`, for the projection example), and the server measured must
+/// be the one `cargo build --release` gives.
+fn build(root: &Path, server: bool) {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["build", "--release", "--bin", "resmon-mcp", "--example", "floor"])
-        .current_dir(root)
-        .status()
-        .expect("run cargo build");
-    if !status.success() {
-        eprintln!("bench: cargo build failed ({status})");
-        std::process::exit(2);
+    let mut runs = Vec::new();
+    if server {
+        runs.push(vec!["build", "--release", "--bin", "resmon-mcp"]);
+    }
+    let mut examples = vec!["build", "--release"];
+    for example in EXAMPLES {
+        examples.extend(["--example", example]);
+    }
+    runs.push(examples);
+    for args in runs {
+        let status = Command::new(&cargo).args(&args).current_dir(root).status().expect("run cargo build");
+        if !status.success() {
+            eprintln!("bench: cargo build failed ({status})");
+            std::process::exit(2);
+        }
     }
 }
 
@@ -197,36 +252,55 @@ fn machine() -> String {
 
 struct Rig<'a> {
     server: PathBuf,
+    /// The MCP floor: same requests answered, same HTTP made.
     floor: PathBuf,
+    /// The process floor: one canned line per line read.
+    process_floor: PathBuf,
+    projection: PathBuf,
     env: Vec<(String, String)>,
     home: PathBuf,
     fake: &'a FakeBackend,
     work: PathBuf,
 }
 
+/// Which program a run drives.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Who {
+    Server,
+    Floor,
+    ProcessFloor,
+}
+
 impl Rig<'_> {
-    fn spawn_server(&self) -> Piped {
-        Piped::spawn(&mut pipe::command(&self.server, &self.env, &self.home))
+    fn program(&self, who: Who) -> &Path {
+        match who {
+            Who::Server => &self.server,
+            Who::Floor => &self.floor,
+            Who::ProcessFloor => &self.process_floor,
+        }
     }
 
-    fn spawn_floor(&self) -> Piped {
-        Piped::spawn(&mut pipe::command(&self.floor, &self.env, &self.home))
+    fn spawn(&self, who: Who) -> Piped {
+        Piped::spawn(&mut pipe::command(self.program(who), &self.env, &self.home))
     }
 
-    /// A server that has answered `initialize` (and been told `initialized`).
+    /// A server or floor that has answered `initialize` (and been told
+    /// `initialized`).
+    fn initialized(&self, who: Who) -> Piped {
+        let mut child = self.spawn(who);
+        let answer = child.round_trip(INITIALIZE);
+        assert!(answer.contains("\"protocolVersion\""), "initialize failed ({who:?}): {answer}");
+        child.send(INITIALIZED);
+        child
+    }
+
     fn initialized_server(&self) -> Piped {
-        let mut server = self.spawn_server();
-        let answer = server.round_trip(INITIALIZE);
-        assert!(answer.contains("\"protocolVersion\""), "initialize failed: {answer}");
-        server.send(INITIALIZED);
-        server
+        self.initialized(Who::Server)
     }
 }
 
 fn health_line(id: usize) -> String {
-    format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"health\",\"arguments\":{{}}}}}}\n"
-    )
+    CALLS[0].line(id)
 }
 
 fn ping_line(id: usize) -> String {
@@ -264,33 +338,108 @@ fn ratio_line(server: &[f64], floor: &[f64]) -> f64 {
     ratio
 }
 
+// ================================================================ like for like
+
+/// The floor is only a floor if it sends what the server sends. One session
+/// of each makes every measured call once, and `floor --bare` makes each
+/// exchange once; the fake's log must show the same requests (method, path,
+/// query, body) from all three, the confirming health check first.
+fn like_for_like(rig: &Rig) {
+    println!("== like for like: the requests each program sends for the measured calls");
+    let sent = |run: &dyn Fn()| {
+        rig.fake.clear_requests();
+        run();
+        rig.fake
+            .requests()
+            .into_iter()
+            .map(|r| {
+                format!(
+                    "{} {}{}{} {}",
+                    r.method,
+                    r.path,
+                    if r.query.is_empty() { "" } else { "?" },
+                    r.query,
+                    String::from_utf8_lossy(&r.body)
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    for call in &CALLS {
+        let session = |who: Who| {
+            let mut child = rig.initialized(who);
+            let answer = child.round_trip(&call.line(2)).to_string();
+            assert_success(&answer, &format!("{} ({who:?})", call.tool));
+            assert!(child.finish().success());
+        };
+        let server = sent(&|| session(Who::Server));
+        let floor = sent(&|| session(Who::Floor));
+        let bare = sent(&|| {
+            let mut command = pipe::command(&rig.floor, &rig.env, &rig.home);
+            command.args(call.bare_args());
+            let mut child = Piped::spawn(&mut command);
+            assert!(child.round_trip("\n").contains("\"result\""), "floor --bare {}", call.tool);
+            assert!(child.finish().success());
+        });
+        let expected = vec![
+            "GET /api/health ".to_string(),
+            format!("{} {} {}", call.method, call.path, call.body.unwrap_or_default()),
+        ];
+        assert_eq!(
+            server, expected,
+            "the server's requests for {} are not the ones the floors make",
+            call.tool
+        );
+        assert_eq!(floor, expected, "the floor's requests for {}", call.tool);
+        assert_eq!(bare, expected, "floor --bare's requests for {}", call.tool);
+        println!(
+            "  {:<28} {} then {} {}: the same from server, floor and bare",
+            call.label,
+            expected[0].trim(),
+            call.method,
+            call.path
+        );
+    }
+    rig.fake.clear_requests();
+    println!();
+}
+
 // ================================================================ timings
 
-/// Spawn → `initialize` answer read; the floor answers its one line.
+/// Spawn → `initialize` answer read; the process floor answers its one
+/// line. The MCP floor is timed in the same rotation, for reference.
 fn cold_start(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
-    println!("== cold start: spawn → initialize answer read ({} runs each, alternating)", counts.cold);
-    let run = |spawn: &dyn Fn() -> Piped| {
+    println!("== cold start: spawn → initialize answer read ({} runs each, rotating order)", counts.cold);
+    let run = |who: Who| {
         let start = Instant::now();
-        let mut child = spawn();
+        let mut child = rig.spawn(who);
         let answer_len = child.round_trip(INITIALIZE).len();
         let elapsed = start.elapsed();
         assert!(answer_len > 0);
         assert!(child.finish().success());
         micros(elapsed)
     };
-    let (mut server, mut floor) = (Vec::new(), Vec::new());
+    let order = [Who::Server, Who::ProcessFloor, Who::Floor];
+    let (mut server, mut process_floor, mut floor) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..counts.cold {
-        if i % 2 == 0 {
-            server.push(run(&|| rig.spawn_server()));
-            floor.push(run(&|| rig.spawn_floor()));
-        } else {
-            floor.push(run(&|| rig.spawn_floor()));
-            server.push(run(&|| rig.spawn_server()));
+        for k in 0..3 {
+            let who = order[(i + k) % 3];
+            let sample = run(who);
+            match who {
+                Who::Server => server.push(sample),
+                Who::ProcessFloor => process_floor.push(sample),
+                Who::Floor => floor.push(sample),
+            }
         }
     }
-    let ratio = ratio_line(&server, &floor);
+    println!("  against the process floor (examples/process-floor.rs):");
+    let ratio = ratio_line(&server, &process_floor);
+    println!(
+        "  (the MCP floor, examples/floor.rs, for reference: {}; the server is {:.2}× that)",
+        spread(&Summary::of(&floor)),
+        Summary::of(&server).median / Summary::of(&floor).median
+    );
     targets.push(Target {
-        what: "cold start / floor",
+        what: "cold start / process floor",
         figure: format!("{ratio:.2}×"),
         limit: "≤ 1.10×".into(),
         holds: ratio <= 1.10,
@@ -298,40 +447,30 @@ fn cold_start(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
     println!();
 }
 
-/// Spawn, initialize, tools/list, one `health` call, EOF, exit. The floor
-/// answers the same three requests with canned lines. The server's session
-/// also discovers resmon (port file, token file) and makes two requests
-/// (the confirming health check and the call's own), on a fresh connection;
-/// the "+ backend" floor adds that HTTP work, measured in this process.
+/// Spawn, initialize, tools/list, one `health` call, EOF, exit, against the
+/// MCP floor, which answers the same requests and makes the same two
+/// requests of resmon (discovery's confirming health check and the call's
+/// own) on a fresh connection.
 fn session(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
-    println!("== session: spawn, initialize, tools/list, health, EOF, exit ({} runs each)", counts.session);
-    // What the server must add over the floor to talk to resmon at all: a
-    // new connection and two GETs of /api/health.
-    let backend_run = || {
-        let start = Instant::now();
-        let agent = HttpFloor::new(rig.fake);
-        agent.get_health();
-        agent.get_health();
-        micros(start.elapsed())
-    };
-    let (mut server, mut floor, mut backend) = (Vec::new(), Vec::new(), Vec::new());
+    println!(
+        "== session: spawn, initialize, tools/list, health, EOF, exit ({} runs each, alternating)",
+        counts.session
+    );
+    let (mut server, mut floor) = (Vec::new(), Vec::new());
     for i in 0..counts.session {
         if i % 2 == 0 {
-            server.push(timed_session(rig, true));
-            floor.push(timed_session(rig, false));
+            server.push(timed_session(rig, Who::Server));
+            floor.push(timed_session(rig, Who::Floor));
         } else {
-            floor.push(timed_session(rig, false));
-            server.push(timed_session(rig, true));
+            floor.push(timed_session(rig, Who::Floor));
+            server.push(timed_session(rig, Who::Server));
         }
-        backend.push(backend_run());
         if i % 50 == 49 {
             rig.fake.clear_requests();
         }
     }
     let total = |runs: &[[f64; 4]]| runs.iter().map(|phases| phases.iter().sum()).collect::<Vec<f64>>();
-    let (server_total, floor_total) = (total(&server), total(&floor));
-    let with_backend: Vec<f64> = floor_total.iter().zip(&backend).map(|(f, b)| f + b).collect();
-    let ratio = ratio_line(&server_total, &floor_total);
+    let ratio = ratio_line(&total(&server), &total(&floor));
     let phase = |runs: &[[f64; 4]], k: usize| {
         time(Summary::of(&runs.iter().map(|p| p[k]).collect::<Vec<_>>()).median)
     };
@@ -340,42 +479,31 @@ fn session(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
     {
         println!("    {name:<28} server {:<10} floor {}", phase(&server, k), phase(&floor, k));
     }
-    let (backend, with_backend) = (Summary::of(&backend), Summary::of(&with_backend));
-    println!("  backend work alone (new connection + 2 × GET /api/health, in-process): {}", spread(&backend));
-    println!(
-        "  floor + backend work: {}; the server is {:.2}× that",
-        spread(&with_backend),
-        Summary::of(&server_total).median / with_backend.median
-    );
     targets.push(Target {
         what: "session / floor",
         figure: format!("{ratio:.2}×"),
-        limit: "≤ 1.20×".into(),
-        holds: ratio <= 1.20,
+        limit: "≤ 1.15×".into(),
+        holds: ratio <= 1.15,
     });
     println!();
 }
 
 /// One session of the server or the floor: the time to each answer
-/// (initialize, tools/list, health) and from EOF to the exit, in µs. The
-/// floor gets the same three requests (it would answer the notification,
-/// so that is sent to the server only).
-fn timed_session(rig: &Rig, server: bool) -> [f64; 4] {
+/// (initialize, tools/list, health) and from EOF to the exit, in µs.
+fn timed_session(rig: &Rig, who: Who) -> [f64; 4] {
     let health = health_line(2);
     let start = Instant::now();
-    let mut child = if server { rig.spawn_server() } else { rig.spawn_floor() };
+    let mut child = rig.spawn(who);
     child.round_trip(INITIALIZE);
     let initialized = start.elapsed();
-    if server {
-        child.send(INITIALIZED);
-    }
+    child.send(INITIALIZED);
     child.round_trip(TOOLS_LIST);
     let listed = start.elapsed();
-    let ok = child.round_trip(&health).contains(if server { "\"isError\":false" } else { "\"result\"" });
+    let ok = child.round_trip(&health).contains("\"isError\":false");
     let called = start.elapsed();
     let status = child.finish();
     let exited = start.elapsed();
-    assert!(ok && status.success(), "a session failed (server: {server})");
+    assert!(ok && status.success(), "a session failed ({who:?})");
     [initialized, listed - initialized, called - listed, exited - called].map(micros)
 }
 
@@ -424,8 +552,8 @@ impl HttpFloor {
 }
 
 /// `health` in a warm session against ping on the same session plus one
-/// keep-alive GET of /api/health made here. The three alternate call by
-/// call, in a rotating order.
+/// keep-alive GET of /api/health made here (issue 6's figure). The three
+/// alternate call by call, in a rotating order.
 fn per_call(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
     println!(
         "== per call: health in a warm session vs ping + keep-alive GET ({} calls each, after {} warm-up)",
@@ -492,6 +620,62 @@ fn per_call(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
     println!();
 }
 
+/// Each measured call in a warm server session against the same call in a
+/// warm floor session, alternating call by call. No target: the issue-6
+/// figure above is the per-call target; this one says what each tool costs
+/// over a server that only relays resmon's body.
+fn calls_against_floor(rig: &Rig, counts: &Counts) {
+    println!(
+        "== per call against the floor: warm sessions, alternating ({} calls each, after {} warm-up)",
+        counts.tool_calls, counts.warmup
+    );
+    let mut server = rig.initialized_server();
+    let mut floor = rig.initialized(Who::Floor);
+    let mut id = 10;
+    for call in &CALLS {
+        let (mut s, mut f) = (Vec::new(), Vec::new());
+        for i in 0..counts.warmup + counts.tool_calls {
+            let line = call.line(id);
+            id += 1;
+            let mut sample = [0.0; 2];
+            for k in 0..2 {
+                let which = (i + k) % 2;
+                let child = if which == 0 { &mut server } else { &mut floor };
+                let start = Instant::now();
+                let ok = child.round_trip(&line).contains("\"isError\":false");
+                sample[which] = micros(start.elapsed());
+                assert!(
+                    ok,
+                    "{} call {i} failed ({})",
+                    call.tool,
+                    if which == 0 { "server" } else { "floor" }
+                );
+            }
+            if i >= counts.warmup {
+                s.push(sample[0]);
+                f.push(sample[1]);
+            }
+            if i % 500 == 499 {
+                rig.fake.clear_requests();
+            }
+        }
+        let paired: Vec<f64> = s.iter().zip(&f).map(|(s, f)| s / f).collect();
+        let (s, f, paired) = (Summary::of(&s), Summary::of(&f), Summary::of(&paired));
+        println!(
+            "  {:<28} server {:<9} floor {:<9} ratio of medians {:.2}×; call-by-call {:.2}×; server's extra ≈ {}",
+            call.label,
+            time(s.median),
+            time(f.median),
+            s.median / f.median,
+            paired.median,
+            time(s.median - f.median)
+        );
+    }
+    assert!(server.finish().success());
+    assert!(floor.finish().success());
+    println!();
+}
+
 // ================================================================ memory
 
 /// VmHWM (peak resident set) and VmRSS of a live process, in KiB.
@@ -526,8 +710,13 @@ fn memory(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
         }
     }
     let (hwm_n, rss_n) = memory_of(server.pid());
-    let mut floor = rig.spawn_floor();
-    floor.round_trip(INITIALIZE);
+    let mut process_floor = rig.spawn(Who::ProcessFloor);
+    process_floor.round_trip(INITIALIZE);
+    let (process_floor_hwm, _) = memory_of(process_floor.pid());
+    assert!(process_floor.finish().success());
+    let mut floor = rig.initialized(Who::Floor);
+    floor.round_trip(TOOLS_LIST);
+    assert_success(floor.round_trip(&health_line(2)), "the floor's health");
     let (floor_hwm, _) = memory_of(floor.pid());
     assert!(floor.finish().success());
     println!("  after 1 call:       VmHWM {hwm_1} KiB, VmRSS {rss_1} KiB");
@@ -536,7 +725,10 @@ fn memory(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
     }
     let growth = hwm_n as i64 - hwm_1 as i64;
     println!("  growth of the peak from 1 to {} calls: {growth} KiB", counts.memory_calls);
-    println!("  (the floor binary after one line: VmHWM {floor_hwm} KiB)");
+    println!(
+        "  (the MCP floor after tools/list and one call: VmHWM {floor_hwm} KiB; the process floor after \
+         one line: {process_floor_hwm} KiB)"
+    );
     assert!(server.finish().success());
     targets.push(Target {
         what: "peak RSS after 10 000 calls",
@@ -557,9 +749,18 @@ fn memory(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
 
 // ================================================================ instructions
 
-/// Runs `program` under callgrind with `script` as its stdin; returns the
-/// total instruction count and the child's stdout.
-fn callgrind(rig: &Rig, program: &Path, name: &str, script: &str) -> Option<(u64, String)> {
+fn valgrind_present() -> bool {
+    Command::new("valgrind")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// Runs `program args` under callgrind with `script` as its stdin; returns
+/// the total instruction count and the child's stdout.
+fn callgrind(rig: &Rig, program: &Path, args: &[&str], name: &str, script: &str) -> Option<(u64, String)> {
     let dir = rig.work.join("callgrind");
     std::fs::create_dir_all(&dir).ok()?;
     let input = dir.join(format!("{name}.in"));
@@ -572,6 +773,7 @@ fn callgrind(rig: &Rig, program: &Path, name: &str, script: &str) -> Option<(u64
         .arg("--quiet")
         .arg(format!("--callgrind-out-file={}", profile.display()))
         .arg(program)
+        .args(args)
         .stdin(std::fs::File::open(&input).ok()?)
         .stdout(std::fs::File::create(&output).ok()?)
         .stderr(Stdio::null())
@@ -588,69 +790,231 @@ fn callgrind(rig: &Rig, program: &Path, name: &str, script: &str) -> Option<(u64
     Some((total, std::fs::read_to_string(&output).ok()?))
 }
 
+/// One callgrind run: what runs, on what input, and how many successful
+/// call answers its output must hold.
+struct Run {
+    name: String,
+    who: Who,
+    args: Vec<&'static str>,
+    script: String,
+    successes: usize,
+}
+
 fn instructions(rig: &Rig, counts: &Counts) {
     println!("== instructions (valgrind --tool=callgrind, whole process)");
-    let present = Command::new("valgrind")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !present {
+    if !valgrind_present() {
         println!("  valgrind is not installed: skipped");
         println!();
         return;
     }
     let k = counts.callgrind_calls;
-    let session = format!("{INITIALIZE}{INITIALIZED}{TOOLS_LIST}{}", health_line(2));
-    let health_more: String = (0..k).map(|i| health_line(3 + i)).collect();
-    let pings: String = (0..k).map(|i| ping_line(3 + i)).collect();
-    let floor_session = format!("{INITIALIZE}{TOOLS_LIST}{}", health_line(2));
-    let runs = [
-        ("server_init", &rig.server, INITIALIZE.to_string()),
-        ("floor_init", &rig.floor, INITIALIZE.to_string()),
-        ("server_list", &rig.server, format!("{INITIALIZE}{INITIALIZED}{TOOLS_LIST}")),
-        ("server_session", &rig.server, session.clone()),
-        ("floor_session", &rig.floor, floor_session),
-        ("server_health", &rig.server, format!("{session}{health_more}")),
-        ("server_ping", &rig.server, format!("{session}{pings}")),
+    let listed = format!("{INITIALIZE}{INITIALIZED}{TOOLS_LIST}");
+    let run = |name: String, who: Who, script: String, successes: usize| Run {
+        name,
+        who,
+        args: Vec::new(),
+        script,
+        successes,
+    };
+    let mut runs = vec![
+        run("server_init".into(), Who::Server, INITIALIZE.into(), 0),
+        run("process_floor_init".into(), Who::ProcessFloor, INITIALIZE.into(), 0),
+        run("floor_init".into(), Who::Floor, INITIALIZE.into(), 0),
+        run("server_list".into(), Who::Server, listed.clone(), 0),
+        run("floor_list".into(), Who::Floor, listed.clone(), 0),
     ];
-    let mut ir = std::collections::HashMap::new();
-    for (name, program, script) in runs {
-        match callgrind(rig, program, name, &script) {
-            Some((total, output)) => {
-                if name.starts_with("server_") && !matches!(name, "server_init" | "server_list") {
-                    let calls = output.lines().filter(|line| line.contains("\"isError\":false")).count();
-                    assert!(calls >= 1, "{name}: no successful health call under valgrind");
-                }
-                ir.insert(name, total);
-            }
-            None => {
-                println!("  {name}: callgrind failed; skipped");
-                println!();
-                return;
-            }
+    let pings: String = (0..k).map(|i| ping_line(1000 + i)).collect();
+    runs.push(run("server_ping".into(), Who::Server, format!("{listed}{}{pings}", health_line(2)), 1));
+    for call in &CALLS {
+        let first = call.line(2);
+        let more: String = (0..k).map(|i| call.line(3 + i)).collect();
+        for (who, prefix) in [(Who::Server, "server"), (Who::Floor, "floor")] {
+            let session = format!("{listed}{first}");
+            runs.push(run(format!("{prefix}_{}_1", call.tool), who, session.clone(), 1));
+            runs.push(run(format!("{prefix}_{}_more", call.tool), who, format!("{session}{more}"), 1 + k));
+        }
+        let lines = |n: usize| "\n".repeat(n);
+        for (suffix, n) in [("1", 1), ("more", 1 + k)] {
+            runs.push(Run {
+                name: format!("bare_{}_{suffix}", call.tool),
+                who: Who::Floor,
+                args: call.bare_args(),
+                script: lines(n),
+                successes: 0,
+            });
         }
     }
-    let row = |what: &str, server: u64, floor: Option<u64>| match floor {
-        Some(floor) => println!(
-            "  {what:<52} server {server:>10}   floor {floor:>9}   ({:.2}×)",
+    let mut ir = std::collections::HashMap::new();
+    for run in &runs {
+        let Some((total, output)) = callgrind(rig, rig.program(run.who), &run.args, &run.name, &run.script)
+        else {
+            println!("  {}: callgrind failed; skipped", run.name);
+            println!();
+            return;
+        };
+        let ok = output.lines().filter(|line| line.contains("\"isError\":false")).count();
+        assert!(
+            ok >= run.successes,
+            "{}: {ok} successful calls under valgrind, {} expected",
+            run.name,
+            run.successes
+        );
+        if run.name.starts_with("bare_") {
+            assert!(!output.contains("\"error\""), "{}: the bare exchange failed: {output}", run.name);
+        }
+        ir.insert(run.name.clone(), total);
+    }
+    let get = |name: &str| ir[name];
+    let row = |what: &str, server: u64, floor: u64, floor_name: &str| {
+        println!(
+            "  {what:<52} server {server:>10}   {floor_name} {floor:>9}   ({:.2}×)",
             server as f64 / floor as f64
-        ),
-        None => println!("  {what:<52} server {server:>10}"),
+        )
     };
-    row("start, initialize answered, EOF, exit", ir["server_init"], Some(ir["floor_init"]));
-    row("session (initialize, tools/list, health, exit)", ir["server_session"], Some(ir["floor_session"]));
-    row("  of which the first tools/list", ir["server_list"] - ir["server_init"], None);
+    row(
+        "start, initialize answered, EOF, exit",
+        get("server_init"),
+        get("process_floor_init"),
+        "process floor",
+    );
+    row("", get("server_init"), get("floor_init"), "MCP floor    ");
+    row(
+        "session (initialize, tools/list, health, exit)",
+        get("server_health_1"),
+        get("floor_health_1"),
+        "MCP floor    ",
+    );
+    row(
+        "  of which the first tools/list",
+        get("server_list") - get("server_init"),
+        get("floor_list") - get("floor_init"),
+        "MCP floor    ",
+    );
     row(
         "  of which the first health call (discovery, 2 GETs)",
-        ir["server_session"] - ir["server_list"],
-        None,
+        get("server_health_1") - get("server_list"),
+        get("floor_health_1") - get("floor_list"),
+        "MCP floor    ",
     );
-    let per = |name: &str| (ir[name] - ir["server_session"]) / k as u64;
-    row(&format!("per health call (mean of {k} more)"), per("server_health"), None);
-    row(&format!("per ping (mean of {k} more)"), per("server_ping"), None);
     println!();
+    println!("  per call, mean of {k} more calls in a warm session:");
+    println!(
+        "  {:<28} {:>9} {:>9} {:>9} {:>12} {:>12}",
+        "", "server", "floor", "bare HTTP", "server/bare", "server−bare"
+    );
+    for call in &CALLS {
+        let per = |prefix: &str| {
+            (get(&format!("{prefix}_{}_more", call.tool)) - get(&format!("{prefix}_{}_1", call.tool)))
+                / k as u64
+        };
+        let (server, floor, bare) = (per("server"), per("floor"), per("bare"));
+        println!(
+            "  {:<28} {server:>9} {floor:>9} {bare:>9} {:>11.2}× {:>12}",
+            call.label,
+            server as f64 / bare as f64,
+            server as i64 - bare as i64
+        );
+    }
+    let ping = (get("server_ping") - get("server_health_1")) / k as u64;
+    println!("  {:<28} {ping:>9}", "ping (no HTTP)");
+    println!();
+}
+
+// ================================================================ projection
+
+/// What a typed serde projection of resmon's rows would cost against
+/// walking a `serde_json::Value` as the handlers do: `examples/projection.rs`
+/// does each on the body resmon answered, and both must give the server's
+/// own answer byte for byte (so the typed path is a drop-in) before their
+/// instructions are counted.
+fn projections(rig: &Rig, counts: &Counts) {
+    println!("== projection: parsing resmon's body and shaping the answer, Value tree vs typed serde");
+    if !valgrind_present() {
+        println!("  valgrind is not installed: skipped");
+        println!();
+        return;
+    }
+    let dir = rig.work.join("projection");
+    std::fs::create_dir_all(&dir).expect("create the projection dir");
+    let mut server = rig.initialized_server();
+    let http = HttpFloor::new(rig.fake);
+    let n = counts.projection_rounds;
+    println!("  per answer, mean of {n} more rounds (callgrind):");
+    println!(
+        "  {:<28} {:>8} {:>9} {:>14} {:>9}   saved by typed",
+        "", "body", "Value", "typed→Value", "typed"
+    );
+    for (id, call) in CALLS.iter().enumerate() {
+        let answer = server.round_trip(&call.line(500 + id)).to_string();
+        let message: Value = serde_json::from_str(&answer).expect("a JSON answer");
+        let text = message["result"]["content"][0]["text"].as_str().expect("a text content").to_string();
+        let body = http.raw(call);
+        let body_file = dir.join(format!("{}.body", call.tool));
+        std::fs::write(&body_file, &body).expect("write the body");
+        let body_path = body_file.display().to_string();
+        let mut per = Vec::new();
+        let ways: &[&str] =
+            if call.tool == "get_execution" { &["value", "typed"] } else { &["value", "mixed", "typed"] };
+        for how in ways {
+            let run = |rounds: usize| {
+                let rounds = rounds.to_string();
+                let args = [*how, call.tool, body_path.as_str(), rounds.as_str()];
+                callgrind(
+                    rig,
+                    &rig.projection,
+                    &args,
+                    &format!("projection_{how}_{}_{rounds}", call.tool),
+                    "",
+                )
+                .unwrap_or_else(|| panic!("projection {how} {} failed under callgrind", call.tool))
+            };
+            let (one, output) = run(1);
+            if output.trim_end() != text {
+                break;
+            }
+            let (more, _) = run(1 + n);
+            per.push((more - one) / n as u64);
+        }
+        if per.len() != ways.len() {
+            // A path no longer gives what the server answers: the copy of
+            // the handler in examples/projection.rs is out of date, or the
+            // server measured is another build (--server).
+            println!("  {:<28} MISMATCH: not the server's answer; skipped", call.label);
+            continue;
+        }
+        let (value, typed) = (per[0], per[per.len() - 1]);
+        let mixed = if per.len() == 3 { per[1].to_string() } else { "-".into() };
+        println!(
+            "  {:<28} {:>6} B {value:>9} {mixed:>14} {typed:>9}   {:>5.0} %",
+            call.label,
+            body.len(),
+            100.0 * (1.0 - typed as f64 / value as f64)
+        );
+    }
+    assert!(server.finish().success());
+    println!();
+}
+
+impl HttpFloor {
+    /// The body resmon answers for `call`'s exchange.
+    fn raw(&self, call: &Call) -> Vec<u8> {
+        let url = self.url.replace("/api/health", call.path);
+        let request = |agent: &ureq::Agent| {
+            if call.method == "POST" {
+                agent
+                    .post(&url)
+                    .header("Host", &self.host)
+                    .header("Authorization", &self.authorization)
+                    .header("Content-Type", "application/json")
+                    .send(call.body.unwrap_or("{}").as_bytes())
+            } else {
+                agent.get(&url).header("Host", &self.host).header("Authorization", &self.authorization).call()
+            }
+        };
+        let mut response = request(&self.agent).expect("the call's exchange");
+        assert_eq!(response.status().as_u16(), 200, "{} {}", call.method, call.path);
+        response.body_mut().read_to_vec().expect("read the body")
+    }
 }
 
 // ================================================================ context
@@ -760,8 +1124,11 @@ fn answer_size(
 fn binary_size(rig: &Rig, targets: &mut Vec<Target>) {
     println!("== binary size (release profile)");
     let size = |path: &Path| std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let (server, floor) = (size(&rig.server), size(&rig.floor));
-    println!("  resmon-mcp {server} B ({:.2} MiB); floor {floor} B", server as f64 / MIB as f64);
+    let (server, floor, process_floor) = (size(&rig.server), size(&rig.floor), size(&rig.process_floor));
+    println!(
+        "  resmon-mcp {server} B ({:.2} MiB); MCP floor {floor} B; process floor {process_floor} B",
+        server as f64 / MIB as f64
+    );
     targets.push(Target {
         what: "release binary",
         figure: format!("{:.2} MiB", server as f64 / MIB as f64),

@@ -131,7 +131,7 @@ impl Resolver for LiteralResolver {
 }
 
 /// The answer did not have the shape this route promises.
-pub(crate) fn unexpected_shape(route: &str, expected: &str) -> ToolError {
+pub fn unexpected_shape(route: &str, expected: &str) -> ToolError {
     ToolError::new(
         Code::UpstreamError,
         format!(
@@ -151,7 +151,7 @@ struct Instance {
 
 /// The JSON kinds a row field can be required to have.
 #[derive(Clone, Copy)]
-pub(crate) enum Kind {
+pub enum Kind {
     Integer,
     String,
 }
@@ -176,7 +176,7 @@ impl Kind {
 /// names the route and the first field that is missing or of another kind
 /// (issue 10 point 11): an answer must never break its own outputSchema,
 /// and a row without its id is not a row a caller can use.
-pub(crate) fn require_fields(route: &str, row: &Value, fields: &[(&str, Kind)]) -> Result<(), ToolError> {
+pub fn require_fields(route: &str, row: &Value, fields: &[(&str, Kind)]) -> Result<(), ToolError> {
     for (field, kind) in fields {
         let value = row.get(*field);
         if value.is_some_and(|value| kind.holds(value)) {

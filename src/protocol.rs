@@ -68,9 +68,15 @@ type Outcome = Result<Answer, RpcError>;
 
 enum Answer {
     Json(Value),
-    /// A result object whose JSON text was built ahead of time (the tool
-    /// listing), spliced into the reply as it is.
+    /// A result object whose JSON text was built ahead of time, spliced
+    /// into the reply as it is.
     Prebuilt(String),
+    /// The `tools/list` result: the snapshot and any extra members, written
+    /// straight into the reply line, so that its 38 KB are copied once.
+    Listing {
+        tools: &'static str,
+        extra: String,
+    },
 }
 
 struct RpcError {
@@ -216,8 +222,7 @@ impl Server {
         } else {
             String::new()
         };
-        // The listing is serialised once; wrapping it here avoids rebuilding it.
-        Ok(Answer::Prebuilt(format!("{{\"tools\":{listing}{extra}}}")))
+        Ok(Answer::Listing { tools: listing, extra })
     }
 
     fn call_tool(&mut self, params: &Value) -> Outcome {
@@ -336,32 +341,40 @@ fn result_line(id: &Value, result: Answer, era: Era) -> String {
         stamp.insert("resultType".into(), json!("complete"));
         stamp.insert("_meta".into(), json!({META_SERVER_INFO: server_info()}));
     }
-    let result = match result {
-        Answer::Prebuilt(object_text) => {
-            if stamp.is_empty() {
-                object_text
-            } else {
-                let stamp_text = compact(&Value::Object(stamp));
-                // Both are JSON objects: join their members.
-                format!("{},{}", &object_text[..object_text.len() - 1], &stamp_text[1..])
-            }
+    let size = match &result {
+        Answer::Prebuilt(text) => text.len(),
+        Answer::Listing { tools, extra } => tools.len() + extra.len(),
+        Answer::Json(_) => 0,
+    };
+    // Room for the envelope, the stamp and the newline `serve` appends.
+    let mut line = String::with_capacity(size + 256);
+    line.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    line.push_str(&compact(id));
+    line.push_str(",\"result\":");
+    match result {
+        Answer::Prebuilt(object_text) => line.push_str(&object_text),
+        Answer::Listing { tools, extra } => {
+            line.push_str("{\"tools\":");
+            line.push_str(tools);
+            line.push_str(&extra);
+            line.push('}');
         }
         Answer::Json(value) => {
             let mut object = match value {
                 Value::Object(object) => object,
                 other => Map::from_iter([("value".to_string(), other)]),
             };
-            for (key, value) in stamp {
-                object.insert(key, value);
-            }
-            compact(&Value::Object(object))
+            object.append(&mut stamp);
+            line.push_str(&compact(&Value::Object(object)));
         }
-    };
-    let mut line = String::with_capacity(result.len() + 64);
-    line.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    line.push_str(&compact(id));
-    line.push_str(",\"result\":");
-    line.push_str(&result);
+    }
+    if !stamp.is_empty() {
+        // Both are JSON objects: join their members.
+        let stamp_text = compact(&Value::Object(stamp));
+        line.pop();
+        line.push(',');
+        line.push_str(&stamp_text[1..]);
+    }
     line.push('}');
     line
 }
@@ -464,12 +477,12 @@ pub fn serve(server: &mut Server, input: &mut dyn BufRead, output: &mut dyn Writ
             // A large request once should not keep its buffer for the session.
             buf = Vec::with_capacity(8 * 1024);
         }
-        if let Some(reply) = reply {
-            let scrubbed = redact::scrub(&reply);
-            let mut line = String::with_capacity(scrubbed.len() + 1);
-            line.push_str(&scrubbed);
+        if let Some(mut line) = reply {
+            // The newline goes into the reply's spare room rather than into
+            // a copy of it (the listing alone is 38 KB).
             line.push('\n');
-            match output.write_all(line.as_bytes()).and_then(|()| output.flush()) {
+            let scrubbed = redact::scrub(&line);
+            match output.write_all(scrubbed.as_bytes()).and_then(|()| output.flush()) {
                 Ok(()) => (),
                 Err(error) if error.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
                 Err(error) => return Err(error),

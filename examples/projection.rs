@@ -1,0 +1,900 @@
+//! What a typed serde projection of resmon's rows would save over walking a
+//! `serde_json::Value`, the way the handlers shape answers today (issue 14
+//! point 3). `bench` runs it under callgrind; by hand:
+//!
+//!     projection value|mixed|typed health|search_corpus|get_execution BODY_FILE ROUNDS
+//!
+//! Each round turns resmon's body (read from BODY_FILE) into the tool's
+//! compact answer text, the part of a call between the HTTP exchange and
+//! the JSON-RPC framing; the last round's text is printed. `value` is the
+//! handler's own shaping, copied from src/tools/{system,corpus,executions}.rs
+//! at the time of writing (the bench checks that it still gives the
+//! server's answer byte for byte); `typed` deserialises into structs that
+//! borrow from the body, skip the fields the answer does not use, and keep
+//! the fields passed through unchanged as raw JSON text. `mixed` reads the
+//! same typed rows but builds the answer as a `Value`, which is what a
+//! handler can do while handlers return `Value` (`ToolResult`); there is no
+//! mixed get_execution, whose answer is the row whole. All three keep the
+//! handlers' rules: a missing or malformed required field is an error
+//! (though not with the handler's sentence), a mistyped optional one reads
+//! as absent.
+
+// The handlers' error type, as in src/lib.rs: one per failed call.
+#![allow(clippy::result_large_err)]
+
+use std::borrow::Cow;
+use std::fmt;
+use std::hint::black_box;
+
+use resmon_mcp::backend::{self, Kind};
+use resmon_mcp::error::ToolError;
+use resmon_mcp::identity;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use std::marker::PhantomData;
+
+const USAGE: &str = "usage: projection value|mixed|typed health|search_corpus|get_execution BODY_FILE ROUNDS \
+    (mixed: health and search_corpus only)";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [how, tool, file, rounds] = args.as_slice() else {
+        eprintln!("{USAGE}");
+        std::process::exit(2);
+    };
+    let shape: fn(&[u8]) -> Result<Vec<u8>, ToolError> = match (how.as_str(), tool.as_str()) {
+        ("value", "health") => value_path::health,
+        ("value", "search_corpus") => value_path::search,
+        ("value", "get_execution") => value_path::execution,
+        ("typed", "health") => typed_path::health,
+        ("mixed", "health") => mixed_path::health,
+        ("mixed", "search_corpus") => mixed_path::search,
+        ("typed", "search_corpus") => typed_path::search,
+        ("typed", "get_execution") => typed_path::execution,
+        _ => {
+            eprintln!("{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    let body = std::fs::read(file).unwrap_or_else(|error| panic!("cannot read {file}: {error}"));
+    let rounds: usize = rounds.parse().expect("ROUNDS is a number");
+    let mut last = Vec::new();
+    for _ in 0..rounds {
+        last = black_box(shape(black_box(&body))).unwrap_or_else(|error| panic!("{}", error.message));
+    }
+    println!("{}", String::from_utf8(last).expect("UTF-8"));
+}
+
+fn write(answer: &impl Serialize) -> Vec<u8> {
+    let mut text = Vec::with_capacity(4 * 1024);
+    serde_json::to_writer(&mut text, answer).expect("the answer serialises");
+    text
+}
+
+/// The handlers' shaping as it is: parse into a Value, walk it, build the
+/// answer as a Value, serialise it.
+mod value_path {
+    use super::*;
+
+    const AUTHORS_KEPT: usize = 6;
+    const RECENT_PROGRESS_EVENTS: usize = 3;
+
+    fn parse(bytes: &[u8]) -> Result<Value, ToolError> {
+        serde_json::from_slice(bytes).map_err(|_| backend::unexpected_shape("route", "JSON"))
+    }
+
+    /// src/tools/system.rs `health`, after `checked_health` (unpinned).
+    pub fn health(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+        let body = parse(bytes)?;
+        if !body.is_object() {
+            return Err(backend::unexpected_shape("GET /api/health", "an object"));
+        }
+        backend::require_fields("GET /api/health", &body, &[("status", Kind::String)])?;
+        let identity_usable = identity::check_reply(&body, None).is_ok();
+        let Value::Object(mut body) = body else { unreachable!() };
+        let mut take = |name: &str| body.remove(name).unwrap_or(Value::Null);
+        let identity = take("identity");
+        let schema_version = match take("schema_version") {
+            Value::Null => identity.get("schema_version").cloned().unwrap_or(Value::Null),
+            value => value,
+        };
+        let mut answer = Map::new();
+        answer.insert("status".into(), take("status"));
+        answer.insert("version".into(), take("version"));
+        answer.insert("schema_version".into(), schema_version);
+        answer.insert("scheduler".into(), take("scheduler"));
+        answer.insert("daemon".into(), take("daemon"));
+        answer.insert("identity".into(), if identity_usable { identity } else { Value::Null });
+        answer.insert("pid".into(), take("pid"));
+        answer.insert("started_at".into(), take("started_at"));
+        answer.insert("embeddings".into(), take("embeddings"));
+        Ok(write(&Value::Object(answer)))
+    }
+
+    /// src/tools/corpus.rs `shape_search` and `paper`.
+    pub fn search(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+        const ROUTE: &str = "POST /api/explorer/search";
+        let reply = parse(bytes)?;
+        let rows = reply.get("results").and_then(Value::as_array);
+        let total = reply.get("total").and_then(Value::as_i64);
+        let (Some(rows), Some(total)) = (rows, total) else {
+            return Err(backend::unexpected_shape(ROUTE, "an object with `results` and `total`"));
+        };
+        let served_semantic = reply.get("sort").and_then(Value::as_str) == Some("similarity");
+        for row in rows {
+            backend::require_fields(ROUTE, row, &[("id", Kind::Integer)])?;
+        }
+        let papers: Vec<Value> = rows.iter().map(|row| paper(row, served_semantic)).collect();
+        let next_cursor = reply.get("next_cursor").filter(|cursor| cursor.is_string()).cloned();
+        let has_more = reply.get("has_more").and_then(Value::as_bool).unwrap_or(next_cursor.is_some());
+        let mut answer = json!({
+            "papers": papers,
+            "next_cursor": next_cursor,
+            "has_more": has_more,
+            "total": total,
+            "total_is_capped": reply.get("total_is_capped").and_then(Value::as_bool).unwrap_or(false),
+            "mode": if served_semantic { "semantic" } else { "keyword" },
+            "mode_unavailable": Value::Null,
+        });
+        if served_semantic {
+            for name in ["ranked_count", "unranked_count", "model"] {
+                answer[name] = field(&reply, name);
+            }
+        }
+        Ok(write(&answer))
+    }
+
+    fn field(body: &Value, name: &str) -> Value {
+        body.get(name).cloned().unwrap_or(Value::Null)
+    }
+
+    fn paper(row: &Value, with_distance: bool) -> Value {
+        let text =
+            |name: &str| row.get(name).filter(|value| value.is_string()).cloned().unwrap_or(Value::Null);
+        let mut paper = json!({
+            "id": field(row, "id"),
+            "title": row.get("title").and_then(Value::as_str).unwrap_or_default(),
+            "authors": authors(row.get("authors").and_then(Value::as_str).unwrap_or_default()),
+            "date": text("publication_date"),
+            "source": row.get("source_repository").and_then(Value::as_str).unwrap_or_default(),
+            "doi": text("doi"),
+            "url": text("url"),
+        });
+        if with_distance {
+            paper["distance"] = field(row, "distance");
+        }
+        paper
+    }
+
+    fn authors(joined: &str) -> Vec<String> {
+        let names: Vec<&str> = joined.split(',').map(str::trim).filter(|name| !name.is_empty()).collect();
+        let mut kept: Vec<String> = names.iter().take(AUTHORS_KEPT).map(|name| name.to_string()).collect();
+        if names.len() > AUTHORS_KEPT {
+            kept.push("et al.".to_string());
+        }
+        kept
+    }
+
+    /// src/tools/executions.rs `get_execution` (unpinned), `execution_detail`.
+    pub fn execution(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+        let route = "GET /api/executions/119";
+        let body = parse(bytes)?;
+        if !body.is_object() {
+            return Err(backend::unexpected_shape(route, "an object"));
+        }
+        backend::require_fields(route, &body, &[("id", Kind::Integer), ("status", Kind::String)])?;
+        let identity =
+            if identity::check_reply(&body, None).is_ok() { body["identity"].clone() } else { Value::Null };
+        Ok(write(&execution_detail(body, identity)))
+    }
+
+    fn execution_detail(body: Value, identity: Value) -> Value {
+        let Value::Object(row) = body else { return Value::Null };
+        let mut out = Map::new();
+        for (key, value) in row {
+            match key.as_str() {
+                "parameters" => {
+                    out.insert(key, parse_json_text(Some(&value)));
+                }
+                "progress_events" => {
+                    let (count, recent) = progress_summary(&value);
+                    out.insert("progress_event_count".into(), count);
+                    out.insert("recent_progress_events".into(), recent);
+                }
+                "identity" => (),
+                _ => {
+                    out.insert(key, value);
+                }
+            }
+        }
+        for name in [
+            "parameters",
+            "coverage",
+            "interrupted_reason",
+            "owner_pid",
+            "owner_runtime_id",
+            "last_seen_at_utc",
+            "restarted_from",
+            "restarted_into",
+        ] {
+            out.entry(name).or_insert(Value::Null);
+        }
+        if !out.contains_key("progress_event_count") {
+            out.insert("progress_event_count".into(), json!(0));
+            out.insert("recent_progress_events".into(), json!([]));
+        }
+        out.insert("identity".into(), identity);
+        Value::Object(out)
+    }
+
+    fn parse_json_text(value: Option<&Value>) -> Value {
+        match value {
+            Some(Value::String(text)) => serde_json::from_str(text).unwrap_or_else(|_| json!(text)),
+            Some(other) => other.clone(),
+            None => Value::Null,
+        }
+    }
+
+    fn progress_summary(value: &Value) -> (Value, Value) {
+        let events = match parse_json_text(Some(value)) {
+            Value::Array(events) => events,
+            Value::Null => Vec::new(),
+            _ => return (Value::Null, json!([])),
+        };
+        let skip = events.len().saturating_sub(RECENT_PROGRESS_EVENTS);
+        let recent: Vec<Value> =
+            events.iter().skip(skip).filter(|event| event.is_object()).cloned().collect();
+        (json!(events.len()), Value::Array(recent))
+    }
+}
+
+/// A JSON scalar read loosely: a field of another type (an object, an
+/// array) is consumed without being built and reads as `Other`, which the
+/// accessors treat as absent, as `Value::as_str` and friends do.
+#[derive(Debug)]
+enum Scalar<'a> {
+    Str(Cow<'a, str>),
+    I64(i64),
+    U64(u64),
+    F64(f64),
+    Bool(bool),
+    Null,
+    Other,
+}
+
+impl Scalar<'_> {
+    fn as_str(&self) -> Option<&str> {
+        if let Scalar::Str(text) = self { Some(text) } else { None }
+    }
+
+    fn as_i64(&self) -> Option<i64> {
+        match self {
+            Scalar::I64(n) => Some(*n),
+            Scalar::U64(n) => i64::try_from(*n).ok(),
+            _ => None,
+        }
+    }
+
+    fn as_bool(&self) -> Option<bool> {
+        if let Scalar::Bool(flag) = self { Some(*flag) } else { None }
+    }
+
+    fn is_integer(&self) -> bool {
+        matches!(self, Scalar::I64(_) | Scalar::U64(_))
+    }
+}
+
+impl<'de> Deserialize<'de> for Scalar<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Loose;
+        impl<'de> Visitor<'de> for Loose {
+            type Value = Scalar<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Str(Cow::Borrowed(text)))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Str(Cow::Owned(text.to_string())))
+            }
+            fn visit_string<E>(self, text: String) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Str(Cow::Owned(text)))
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::I64(n))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::U64(n))
+            }
+            fn visit_f64<E>(self, n: f64) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::F64(n))
+            }
+            fn visit_bool<E>(self, flag: bool) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Bool(flag))
+            }
+            fn visit_unit<E>(self) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Null)
+            }
+            fn visit_none<E>(self) -> Result<Scalar<'de>, E> {
+                Ok(Scalar::Null)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, inner: D) -> Result<Scalar<'de>, D::Error> {
+                inner.deserialize_any(Loose)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar<'de>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Scalar::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar<'de>, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Scalar::Other)
+            }
+        }
+        deserializer.deserialize_any(Loose)
+    }
+}
+
+impl Serialize for Scalar<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Scalar::Str(text) => serializer.serialize_str(text),
+            Scalar::I64(n) => serializer.serialize_i64(*n),
+            Scalar::U64(n) => serializer.serialize_u64(*n),
+            Scalar::F64(n) => serializer.serialize_f64(*n),
+            Scalar::Bool(flag) => serializer.serialize_bool(*flag),
+            Scalar::Null | Scalar::Other => serializer.serialize_unit(),
+        }
+    }
+}
+
+/// A row read from a JSON object by field name, every field optional (a
+/// JSON null reads as absent). Fields it does not name are skipped without
+/// being built; a repeated key keeps its last value, as a `Value` does.
+/// (Written out rather than derived: the server builds without serde's
+/// derive macros.)
+macro_rules! row {
+    ($name:ident { $($field:ident: $ty:ty),* $(,)? }) => {
+        #[derive(Default)]
+        struct $name<'a> {
+            $($field: Option<$ty>,)*
+            _body: PhantomData<&'a ()>,
+        }
+
+        impl<'de> Deserialize<'de> for $name<'de> {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Fields;
+                impl<'de> Visitor<'de> for Fields {
+                    type Value = $name<'de>;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str("an object")
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<$name<'de>, A::Error> {
+                        let mut row = $name::default();
+                        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                            match key.as_ref() {
+                                $(stringify!($field) => row.$field = map.next_value()?,)*
+                                _ => {
+                                    map.next_value::<IgnoredAny>()?;
+                                }
+                            }
+                        }
+                        Ok(row)
+                    }
+                }
+                deserializer.deserialize_map(Fields)
+            }
+        }
+    };
+}
+
+/// An object key, borrowed from the body unless it had escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Scalar::deserialize(deserializer)? {
+            Scalar::Str(text) => Ok(Key(text)),
+            _ => Err(de::Error::custom("a key is a string")),
+        }
+    }
+}
+
+/// Typed rows borrowed from the body; unused fields are skipped unbuilt.
+mod typed_path {
+    use super::*;
+
+    const AUTHORS_KEPT: usize = 6;
+    const RECENT_PROGRESS_EVENTS: usize = 3;
+
+    row!(IdentityRow {
+        contract_version: Scalar<'a>,
+        runtime_id: Scalar<'a>,
+        schema_version: &'a RawValue,
+    });
+
+    impl IdentityRow<'_> {
+        /// identity.rs `well_formed_runtime_id`.
+        fn usable(&self) -> bool {
+            self.contract_version.as_ref().and_then(Scalar::as_i64) == Some(1)
+                && self.runtime_id.as_ref().and_then(Scalar::as_str).is_some_and(identity::is_canonical_uuid4)
+        }
+    }
+
+    /// The identity block, read when it is an object at all.
+    fn identity_of(raw: Option<&RawValue>) -> Option<IdentityRow<'_>> {
+        serde_json::from_str(raw?.get()).ok()
+    }
+
+    row!(HealthRow {
+        status: Scalar<'a>,
+        version: &'a RawValue,
+        schema_version: &'a RawValue,
+        scheduler: &'a RawValue,
+        daemon: &'a RawValue,
+        identity: &'a RawValue,
+        pid: &'a RawValue,
+        started_at: &'a RawValue,
+        embeddings: &'a RawValue,
+    });
+
+    struct HealthAnswer<'a> {
+        status: &'a str,
+        version: Option<&'a RawValue>,
+        schema_version: Option<&'a RawValue>,
+        scheduler: Option<&'a RawValue>,
+        daemon: Option<&'a RawValue>,
+        identity: Option<&'a RawValue>,
+        pid: Option<&'a RawValue>,
+        started_at: Option<&'a RawValue>,
+        embeddings: Option<&'a RawValue>,
+    }
+
+    impl Serialize for HealthAnswer<'_> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let mut map = serializer.serialize_map(Some(9))?;
+            map.serialize_entry("status", self.status)?;
+            map.serialize_entry("version", &self.version)?;
+            map.serialize_entry("schema_version", &self.schema_version)?;
+            map.serialize_entry("scheduler", &self.scheduler)?;
+            map.serialize_entry("daemon", &self.daemon)?;
+            map.serialize_entry("identity", &self.identity)?;
+            map.serialize_entry("pid", &self.pid)?;
+            map.serialize_entry("started_at", &self.started_at)?;
+            map.serialize_entry("embeddings", &self.embeddings)?;
+            map.end()
+        }
+    }
+
+    fn not_an_object(route: &str) -> ToolError {
+        backend::unexpected_shape(route, "an object")
+    }
+
+    pub fn health(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+        const ROUTE: &str = "GET /api/health";
+        let row: HealthRow = serde_json::from_slice(bytes).map_err(|_| not_an_object(ROUTE))?;
+        let Some(status) = row.status.as_ref().and_then(Scalar::as_str) else {
+            return Err(backend::unexpected_shape(ROUTE, "a `status` string"));
+        };
+        let identity = identity_of(row.identity);
+        let schema_version = row.schema_version.or_else(|| identity.as_ref()?.schema_version);
+        Ok(write(&HealthAnswer {
+            status,
+            version: row.version,
+            schema_version,
+            scheduler: row.scheduler,
+            daemon: row.daemon,
+            identity: row.identity.filter(|_| identity.as_ref().is_some_and(IdentityRow::usable)),
+            pid: row.pid,
+            started_at: row.started_at,
+            embeddings: row.embeddings,
+        }))
+    }
+
+    row!(SearchReply {
+        results: Vec<Row<'a>>,
+        total: Scalar<'a>,
+        next_cursor: Scalar<'a>,
+        has_more: Scalar<'a>,
+        total_is_capped: Scalar<'a>,
+        sort: Scalar<'a>,
+        ranked_count: &'a RawValue,
+        unranked_count: &'a RawValue,
+        model: &'a RawValue,
+    });
+
+    row!(Row {
+        id: Scalar<'a>,
+        title: Scalar<'a>,
+        authors: Scalar<'a>,
+        publication_date: Scalar<'a>,
+        source_repository: Scalar<'a>,
+        doi: Scalar<'a>,
+        url: Scalar<'a>,
+        distance: &'a RawValue,
+    });
+
+    struct Paper<'a> {
+        id: &'a Scalar<'a>,
+        title: &'a str,
+        authors: Vec<&'a str>,
+        date: Option<&'a str>,
+        source: &'a str,
+        doi: Option<&'a str>,
+        url: Option<&'a str>,
+        /// Present (possibly null) on a semantic page only.
+        distance: Option<Option<&'a RawValue>>,
+    }
+
+    impl Serialize for Paper<'_> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let mut map = serializer.serialize_map(None)?;
+            map.serialize_entry("id", self.id)?;
+            map.serialize_entry("title", self.title)?;
+            map.serialize_entry("authors", &self.authors)?;
+            map.serialize_entry("date", &self.date)?;
+            map.serialize_entry("source", self.source)?;
+            map.serialize_entry("doi", &self.doi)?;
+            map.serialize_entry("url", &self.url)?;
+            if let Some(distance) = &self.distance {
+                map.serialize_entry("distance", distance)?;
+            }
+            map.end()
+        }
+    }
+
+    struct SearchAnswer<'a> {
+        papers: Vec<Paper<'a>>,
+        next_cursor: Option<&'a str>,
+        has_more: bool,
+        total: i64,
+        total_is_capped: bool,
+        mode: &'static str,
+        mode_unavailable: Option<&'a str>,
+        /// ranked_count, unranked_count and model, on a semantic page only.
+        semantic: Option<[Option<&'a RawValue>; 3]>,
+    }
+
+    impl Serialize for SearchAnswer<'_> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let mut map = serializer.serialize_map(None)?;
+            map.serialize_entry("papers", &self.papers)?;
+            map.serialize_entry("next_cursor", &self.next_cursor)?;
+            map.serialize_entry("has_more", &self.has_more)?;
+            map.serialize_entry("total", &self.total)?;
+            map.serialize_entry("total_is_capped", &self.total_is_capped)?;
+            map.serialize_entry("mode", self.mode)?;
+            map.serialize_entry("mode_unavailable", &self.mode_unavailable)?;
+            if let Some(fields) = &self.semantic {
+                for (name, value) in ["ranked_count", "unranked_count", "model"].iter().zip(fields) {
+                    map.serialize_entry(name, value)?;
+                }
+            }
+            map.end()
+        }
+    }
+
+    fn text<'a>(field: &'a Option<Scalar<'a>>) -> Option<&'a str> {
+        field.as_ref().and_then(Scalar::as_str)
+    }
+
+    pub fn search(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+        const ROUTE: &str = "POST /api/explorer/search";
+        let shape = || backend::unexpected_shape(ROUTE, "an object with `results` and `total`");
+        let reply: SearchReply = serde_json::from_slice(bytes).map_err(|_| shape())?;
+        let (Some(rows), Some(total)) = (&reply.results, reply.total.as_ref().and_then(Scalar::as_i64))
+        else {
+            return Err(shape());
+        };
+        let semantic = text(&reply.sort) == Some("similarity");
+        let mut papers = Vec::with_capacity(rows.len());
+        for row in rows {
+            let Some(id) = row.id.as_ref().filter(|id| id.is_integer()) else {
+                return Err(backend::unexpected_shape(ROUTE, "rows with an integer `id`"));
+            };
+            papers.push(Paper {
+                id,
+                title: text(&row.title).unwrap_or_default(),
+                authors: authors(text(&row.authors).unwrap_or_default()),
+                date: text(&row.publication_date),
+                source: text(&row.source_repository).unwrap_or_default(),
+                doi: text(&row.doi),
+                url: text(&row.url),
+                distance: semantic.then_some(row.distance),
+            });
+        }
+        let next_cursor = text(&reply.next_cursor);
+        Ok(write(&SearchAnswer {
+            papers,
+            next_cursor,
+            has_more: reply.has_more.as_ref().and_then(Scalar::as_bool).unwrap_or(next_cursor.is_some()),
+            total,
+            total_is_capped: reply.total_is_capped.as_ref().and_then(Scalar::as_bool).unwrap_or(false),
+            mode: if semantic { "semantic" } else { "keyword" },
+            mode_unavailable: None,
+            semantic: semantic.then_some([reply.ranked_count, reply.unranked_count, reply.model]),
+        }))
+    }
+
+    fn authors(joined: &str) -> Vec<&str> {
+        let mut kept = Vec::with_capacity(AUTHORS_KEPT + 1);
+        let mut names = joined.split(',').map(str::trim).filter(|name| !name.is_empty());
+        kept.extend(names.by_ref().take(AUTHORS_KEPT));
+        if names.next().is_some() {
+            kept.push("et al.");
+        }
+        kept
+    }
+
+    /// A row passed through whole, in resmon's order, each value as the raw
+    /// text resmon sent.
+    struct RawRow<'a>(Vec<(Key<'a>, &'a RawValue)>);
+
+    impl<'de> Deserialize<'de> for RawRow<'de> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Fields;
+            impl<'de> Visitor<'de> for Fields {
+                type Value = RawRow<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawRow<'de>, A::Error> {
+                    let mut fields = Vec::with_capacity(48);
+                    while let Some(entry) = map.next_entry::<Key<'de>, &'de RawValue>()? {
+                        fields.push(entry);
+                    }
+                    Ok(RawRow(fields))
+                }
+            }
+            deserializer.deserialize_map(Fields)
+        }
+    }
+
+    /// One value of the answer: resmon's own text, or one this server made.
+    enum Out<'a> {
+        Raw(&'a RawValue),
+        Made(Value),
+    }
+
+    impl Serialize for Out<'_> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Out::Raw(raw) => raw.serialize(serializer),
+                Out::Made(value) => value.serialize(serializer),
+            }
+        }
+    }
+
+    struct Ordered<'a>(Vec<(Cow<'a, str>, Out<'a>)>);
+
+    impl Serialize for Ordered<'_> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let mut map = serializer.serialize_map(Some(self.0.len()))?;
+            for (key, value) in &self.0 {
+                map.serialize_entry(key.as_ref(), value)?;
+            }
+            map.end()
+        }
+    }
+
+    /// JSON stored as text, decoded (routines.rs `parse_json_text`).
+    fn decoded(raw: &RawValue) -> Value {
+        match serde_json::from_str::<Scalar>(raw.get()) {
+            Ok(Scalar::Str(text)) => serde_json::from_str(&text).unwrap_or_else(|_| json!(text)),
+            _ => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+        }
+    }
+
+    pub fn execution(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+        let route = "GET /api/executions/119";
+        let RawRow(row) = serde_json::from_slice(bytes).map_err(|_| not_an_object(route))?;
+        let scalar = |name: &str| {
+            row.iter()
+                .find(|(key, _)| key.0 == name)
+                .and_then(|(_, raw)| serde_json::from_str::<Scalar>(raw.get()).ok())
+        };
+        if !scalar("id").is_some_and(|id| id.is_integer())
+            || scalar("status").and_then(|s| s.as_str().map(|_| ())).is_none()
+        {
+            return Err(backend::unexpected_shape(route, "a run with an integer `id` and a `status`"));
+        }
+        let identity = row.iter().find(|(key, _)| key.0 == "identity").map(|(_, raw)| *raw);
+        let identity =
+            identity.filter(|raw| identity_of(Some(raw)).as_ref().is_some_and(IdentityRow::usable));
+        let mut out: Vec<(Cow<str>, Out)> = Vec::with_capacity(row.len() + 4);
+        for (Key(key), raw) in row {
+            match key.as_ref() {
+                "parameters" => out.push((key, Out::Made(decoded(raw)))),
+                "progress_events" => {
+                    let (count, recent) = progress_summary(raw);
+                    out.push(("progress_event_count".into(), Out::Made(count)));
+                    out.push(("recent_progress_events".into(), Out::Made(recent)));
+                }
+                "identity" => (),
+                _ => out.push((key, Out::Raw(raw))),
+            }
+        }
+        for name in [
+            "parameters",
+            "coverage",
+            "interrupted_reason",
+            "owner_pid",
+            "owner_runtime_id",
+            "last_seen_at_utc",
+            "restarted_from",
+            "restarted_into",
+        ] {
+            if !out.iter().any(|(key, _)| key == name) {
+                out.push((name.into(), Out::Made(Value::Null)));
+            }
+        }
+        if !out.iter().any(|(key, _)| key == "progress_event_count") {
+            out.push(("progress_event_count".into(), Out::Made(json!(0))));
+            out.push(("recent_progress_events".into(), Out::Made(json!([]))));
+        }
+        out.push(("identity".into(), identity.map_or(Out::Made(Value::Null), Out::Raw)));
+        Ok(write(&Ordered(out)))
+    }
+
+    /// The count of the log and its newest object events, without building
+    /// the events that are not kept.
+    fn progress_summary(raw: &RawValue) -> (Value, Value) {
+        let text = match serde_json::from_str::<Scalar>(raw.get()) {
+            Ok(Scalar::Null) => return (json!(0), json!([])),
+            Ok(Scalar::Str(text)) => text,
+            _ => raw.get().into(),
+        };
+        let Ok(events) = serde_json::from_str::<Vec<&RawValue>>(&text) else {
+            return match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Null) => (json!(0), json!([])),
+                _ => (Value::Null, json!([])),
+            };
+        };
+        let skip = events.len().saturating_sub(RECENT_PROGRESS_EVENTS);
+        let recent: Vec<Value> = events
+            .iter()
+            .skip(skip)
+            .filter(|event| event.get().starts_with('{'))
+            .filter_map(|event| serde_json::from_str(event.get()).ok())
+            .collect();
+        (json!(events.len()), Value::Array(recent))
+    }
+}
+
+/// Typed rows in, the answer built as a `Value` as handlers must return it.
+mod mixed_path {
+    use super::*;
+
+    const AUTHORS_KEPT: usize = 6;
+
+    row!(HealthRow {
+        status: Scalar<'a>,
+        version: Value,
+        schema_version: Value,
+        scheduler: Value,
+        daemon: Value,
+        identity: Value,
+        pid: Value,
+        started_at: Value,
+        embeddings: Value,
+    });
+
+    pub fn health(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+        const ROUTE: &str = "GET /api/health";
+        let row: HealthRow =
+            serde_json::from_slice(bytes).map_err(|_| backend::unexpected_shape(ROUTE, "an object"))?;
+        let Some(status) = row.status.as_ref().and_then(Scalar::as_str) else {
+            return Err(backend::unexpected_shape(ROUTE, "a `status` string"));
+        };
+        let identity = row.identity.unwrap_or(Value::Null);
+        let usable = identity.get("contract_version").and_then(Value::as_i64) == Some(1)
+            && identity.get("runtime_id").and_then(Value::as_str).is_some_and(identity::is_canonical_uuid4);
+        let schema_version =
+            row.schema_version.or_else(|| identity.get("schema_version").cloned()).unwrap_or(Value::Null);
+        let or_null = |value: Option<Value>| value.unwrap_or(Value::Null);
+        let mut answer = Map::new();
+        answer.insert("status".into(), json!(status));
+        answer.insert("version".into(), or_null(row.version));
+        answer.insert("schema_version".into(), schema_version);
+        answer.insert("scheduler".into(), or_null(row.scheduler));
+        answer.insert("daemon".into(), or_null(row.daemon));
+        answer.insert("identity".into(), if usable { identity } else { Value::Null });
+        answer.insert("pid".into(), or_null(row.pid));
+        answer.insert("started_at".into(), or_null(row.started_at));
+        answer.insert("embeddings".into(), or_null(row.embeddings));
+        Ok(write(&Value::Object(answer)))
+    }
+
+    row!(SearchReply {
+        results: Vec<Row<'a>>,
+        total: Scalar<'a>,
+        next_cursor: Scalar<'a>,
+        has_more: Scalar<'a>,
+        total_is_capped: Scalar<'a>,
+        sort: Scalar<'a>,
+        ranked_count: Value,
+        unranked_count: Value,
+        model: Value,
+    });
+
+    row!(Row {
+        id: Scalar<'a>,
+        title: Scalar<'a>,
+        authors: Scalar<'a>,
+        publication_date: Scalar<'a>,
+        source_repository: Scalar<'a>,
+        doi: Scalar<'a>,
+        url: Scalar<'a>,
+        distance: Value,
+    });
+
+    fn text<'a>(field: &'a Option<Scalar<'a>>) -> Option<&'a str> {
+        field.as_ref().and_then(Scalar::as_str)
+    }
+
+    fn text_or_null(field: &Option<Scalar>) -> Value {
+        text(field).map_or(Value::Null, |text| Value::String(text.to_string()))
+    }
+
+    pub fn search(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+        const ROUTE: &str = "POST /api/explorer/search";
+        let shape = || backend::unexpected_shape(ROUTE, "an object with `results` and `total`");
+        let reply: SearchReply = serde_json::from_slice(bytes).map_err(|_| shape())?;
+        let (Some(rows), Some(total)) = (reply.results, reply.total.as_ref().and_then(Scalar::as_i64)) else {
+            return Err(shape());
+        };
+        let semantic = text(&reply.sort) == Some("similarity");
+        let mut papers = Vec::with_capacity(rows.len());
+        for row in rows {
+            let id = match row.id {
+                Some(Scalar::I64(n)) => json!(n),
+                Some(Scalar::U64(n)) => json!(n),
+                _ => return Err(backend::unexpected_shape(ROUTE, "rows with an integer `id`")),
+            };
+            let mut paper = Map::new();
+            paper.insert("id".into(), id);
+            paper.insert("title".into(), json!(text(&row.title).unwrap_or_default()));
+            paper.insert("authors".into(), json!(authors(text(&row.authors).unwrap_or_default())));
+            paper.insert("date".into(), text_or_null(&row.publication_date));
+            paper.insert("source".into(), json!(text(&row.source_repository).unwrap_or_default()));
+            paper.insert("doi".into(), text_or_null(&row.doi));
+            paper.insert("url".into(), text_or_null(&row.url));
+            if semantic {
+                paper.insert("distance".into(), row.distance.unwrap_or(Value::Null));
+            }
+            papers.push(Value::Object(paper));
+        }
+        let next_cursor = text_or_null(&reply.next_cursor);
+        let has_more = reply.has_more.as_ref().and_then(Scalar::as_bool).unwrap_or(!next_cursor.is_null());
+        let mut answer = Map::new();
+        answer.insert("papers".into(), Value::Array(papers));
+        answer.insert("next_cursor".into(), next_cursor);
+        answer.insert("has_more".into(), json!(has_more));
+        answer.insert("total".into(), json!(total));
+        answer.insert(
+            "total_is_capped".into(),
+            json!(reply.total_is_capped.as_ref().and_then(Scalar::as_bool).unwrap_or(false)),
+        );
+        answer.insert("mode".into(), json!(if semantic { "semantic" } else { "keyword" }));
+        answer.insert("mode_unavailable".into(), Value::Null);
+        if semantic {
+            answer.insert("ranked_count".into(), reply.ranked_count.unwrap_or(Value::Null));
+            answer.insert("unranked_count".into(), reply.unranked_count.unwrap_or(Value::Null));
+            answer.insert("model".into(), reply.model.unwrap_or(Value::Null));
+        }
+        Ok(write(&Value::Object(answer)))
+    }
+
+    fn authors(joined: &str) -> Vec<&str> {
+        let mut kept = Vec::with_capacity(AUTHORS_KEPT + 1);
+        let mut names = joined.split(',').map(str::trim).filter(|name| !name.is_empty());
+        kept.extend(names.by_ref().take(AUTHORS_KEPT));
+        if names.next().is_some() {
+            kept.push("et al.");
+        }
+        kept
+    }
+}
