@@ -153,6 +153,22 @@ fn clip(value: &Value) -> String {
 pub struct Args<'a>(pub &'a Map<String, Value>);
 
 impl<'a> Args<'a> {
+    /// A list argument that must name at least one thing, none of them blank.
+    pub(crate) fn non_empty_strings(&self, name: &str) -> Result<Vec<String>, ToolError> {
+        let items: Vec<String> = self
+            .get(name)
+            .and_then(Value::as_array)
+            .map(|items| items.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default();
+        if items.is_empty() {
+            return Err(ToolError::invalid_argument(name, format!("`{name}` is empty: name at least one.")));
+        }
+        if items.iter().any(|item| item.trim().is_empty()) {
+            return Err(ToolError::invalid_argument(name, format!("`{name}` has a blank entry.")));
+        }
+        Ok(items)
+    }
+
     pub(crate) fn get(&self, name: &str) -> Option<&'a Value> {
         self.0.get(name).filter(|value| !value.is_null())
     }

@@ -367,13 +367,7 @@ impl Backend {
     fn preflight(&mut self, instance: &Instance, expected: &str) -> Result<(), ToolError> {
         let query = [("expected_runtime_id", expected.to_string())];
         let reply = self.exchange(instance, Method::Get, "/api/health", &query, None)?;
-        if reply.status == 409
-            && let Some(mismatch) = reply.json().ok().as_ref().and_then(identity::backend_mismatch)
-        {
-            return Err(mismatch);
-        }
-        success(&reply)?;
-        identity::check_reply(&reply.json_object()?, Some(expected))
+        identity::judge_health(&reply, Some(expected)).map(|_| ())
     }
 
     /// Refuses to start a request the call's deadline leaves no time for: a

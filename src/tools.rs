@@ -13,6 +13,7 @@ mod insight;
 mod papers;
 mod profiles;
 mod routines;
+mod rows;
 mod schema;
 mod settings;
 mod sources;
@@ -28,7 +29,9 @@ use crate::args::{self, Args};
 use crate::backend::Backend;
 use crate::error::{ToolError, ToolResult};
 
-pub(crate) use schema::{limit_property, no_arguments, nullable, object, offset_property, passed_through};
+pub(crate) use schema::{
+    identity_property, limit_property, no_arguments, nullable, object, offset_property, passed_through,
+};
 
 pub type Handler = fn(&mut Backend, &Args) -> ToolResult;
 

@@ -4,9 +4,8 @@
 use serde_json::{Map, Value, json};
 
 use super::papers::{self, Authors, IdField};
-use super::routines::parse_json_text;
-use super::system::{checked_health, identity_property};
-use super::{Tool, limit_property, nullable, object, offset_property, passed_through};
+use super::rows::parse_json_text;
+use super::{Tool, identity_property, limit_property, nullable, object, offset_property, passed_through};
 use crate::args::Args;
 use crate::backend::{self, Backend, Kind, Method};
 use crate::error::ToolResult;
@@ -365,7 +364,7 @@ fn get_execution(backend: &mut Backend, args: &Args) -> ToolResult {
     let exec_id = args.required_int("exec_id")?;
     backend.pin(expected.clone());
     if let Some(expected) = expected.as_deref() {
-        checked_health(backend, Some(expected))?;
+        identity::checked_health(backend, Some(expected))?;
     }
     let query: Vec<(&str, String)> = expected.iter().map(|id| ("expected_runtime_id", id.clone())).collect();
     let route = format!("GET /api/executions/{exec_id}");

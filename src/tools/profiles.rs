@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::papers::{self, Authors, IdField};
-use super::routines::parse_json_text;
+use super::rows::parse_json_text;
 use super::{Tool, limit_property, nullable, object, offset_property};
 use crate::args::Args;
 use crate::backend::{self, Backend};

@@ -3,18 +3,15 @@
 
 use serde_json::{Map, Value, json};
 
+use super::rows::{self, FLAGS, flag, flag_value, parse_json_text, require_routine};
 use super::{Tool, nullable, object};
 use crate::args::Args;
-use crate::backend::{self, Backend, Kind};
+use crate::backend::{self, Backend};
 use crate::error::{ToolError, ToolResult};
 
 /// Routines are few, but an answer is never unbounded (contract 1.0 "Safety":
 /// token efficiency); past this the list says it was cut.
 const MAX_ROUTINES: usize = 200;
-
-/// The five flag columns the list route sends as 0/1 (shapes.md#routine-list).
-const FLAGS: [&str; 5] =
-    ["is_active", "email_enabled", "email_ai_summary_enabled", "ai_enabled", "notify_on_complete"];
 
 /// The channels contract 1.0 "A routine's delivery and coverage" names; each
 /// is always counted, so zero destinations reads as zero rather than absent.
@@ -130,20 +127,8 @@ fn delivery_schema() -> Value {
 }
 
 fn get_output() -> Value {
-    object(
+    rows::routine_record_schema(
         json!({
-            "id": {"type": "integer"},
-            "name": {"type": "string"},
-            "schedule_cron": nullable("Cron expression."),
-            "parameters": nullable("The routine's search, decoded from resmon's JSON text."),
-            "intent": nullable("The sentence the coverage audit compares against, or null."),
-            "is_active": nullable("Whether it fires on its schedule; null when resmon's value is unreadable."),
-            "email_enabled": nullable("Boolean; null when unreadable."),
-            "email_ai_summary_enabled": nullable("Boolean; null when unreadable."),
-            "ai_enabled": nullable("Boolean; null when unreadable."),
-            "notify_on_complete": nullable("Boolean; null when unreadable."),
-            "missed_fires": missed_fires_schema(),
-            "missed_fire_details": nullable("Each missed fire, oldest first: due_at_utc, observed_at_utc, disposition."),
             "coverage": coverage_schema(),
             "coverage_unavailable": nullable("Why coverage is null; null when it is present."),
             // Optional on purpose: contract 1.0 "A routine's delivery and coverage"
@@ -152,17 +137,7 @@ fn get_output() -> Value {
             "delivery": delivery_schema(),
             "delivery_unavailable": nullable("Why delivery is left off (resmon could not give it); null when present."),
         }),
-        &[
-            "id",
-            "name",
-            "parameters",
-            "is_active",
-            "missed_fires",
-            "missed_fire_details",
-            "coverage",
-            "coverage_unavailable",
-            "delivery_unavailable",
-        ],
+        &["coverage", "coverage_unavailable", "delivery_unavailable"],
     )
 }
 
@@ -212,10 +187,9 @@ fn list_row(row: &Value) -> Value {
 fn get_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     let id = args.required_int("routine_id")?;
     let routine = backend.get_object(&format!("/api/routines/{id}"), &[])?;
-    require_routine(&format!("GET /api/routines/{id}"), &routine)?;
+    let mut answer = rows::routine_record(&format!("GET /api/routines/{id}"), &routine)?;
     let coverage = backend.get_object(&format!("/api/routines/{id}/coverage"), &[]);
     let deliveries = backend.get_object(&format!("/api/routines/{id}/deliveries"), &[]);
-    let mut answer = routine_record(routine);
     // A failed audit does not hide the routine the person asked about: the
     // record was read, so it is returned with coverage null and the reason
     // beside it (routes.json: the audit must not fail get_routine).
@@ -251,31 +225,6 @@ fn get_routine(backend: &mut Backend, args: &Args) -> ToolResult {
         }
     }
     Ok(Value::Object(answer))
-}
-
-/// The least a routine row must carry: an integer id and a string name.
-fn require_routine(route: &str, row: &Value) -> Result<(), ToolError> {
-    backend::require_fields(route, row, &[("id", Kind::Integer), ("name", Kind::String)])
-}
-
-/// The routine row with its JSON text decoded and its flags as booleans
-/// whichever form resmon sent them in.
-fn routine_record(routine: Value) -> Map<String, Value> {
-    let Value::Object(mut record) = routine else { return Map::new() };
-    for name in ["parameters", "ai_settings", "storage_settings"] {
-        if let Some(value) = record.get(name) {
-            let decoded = parse_json_text(Some(value));
-            record.insert(name.into(), decoded);
-        }
-    }
-    for name in FLAGS {
-        let value = flag_value(record.get(name));
-        record.insert(name.into(), value);
-    }
-    for name in ["parameters", "missed_fires", "missed_fire_details"] {
-        record.entry(name).or_insert(Value::Null);
-    }
-    record
 }
 
 /// contract 1.0 "A routine's delivery and coverage": totals under their own
@@ -394,35 +343,6 @@ fn is_host(text: &str) -> bool {
     labels.iter().all(plain) && tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_lowercase())
 }
 
-/// JSON stored as text (NOTES.md "Traps": JSON inside strings) decoded; text
-/// that does not decode is returned as it came rather than dropped.
-pub(super) fn parse_json_text(value: Option<&Value>) -> Value {
-    match value {
-        Some(Value::String(text)) => serde_json::from_str(text).unwrap_or_else(|_| json!(text)),
-        Some(other) => other.clone(),
-        None => Value::Null,
-    }
-}
-
-/// A flag as the list route's 0/1 or the detail route's boolean; None for
-/// anything else, which is shown as null rather than guessed at
-/// (contract-notes 20).
-fn flag(value: Option<&Value>) -> Option<bool> {
-    match value? {
-        Value::Bool(flag) => Some(*flag),
-        Value::Number(number) => match number.as_i64() {
-            Some(0) => Some(false),
-            Some(1) => Some(true),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-fn flag_value(value: Option<&Value>) -> Value {
-    flag(value).map_or(Value::Null, Value::Bool)
-}
-
 fn string_list(value: Option<&Value>) -> Vec<String> {
     value
         .and_then(Value::as_array)
@@ -487,16 +407,6 @@ mod tests {
         );
         assert_eq!(keywords_of(&json!({"query": ""})), json!([]));
         assert_eq!(sources_of(&json!({})), json!([]));
-    }
-
-    #[test]
-    fn flags_read_both_forms() {
-        assert_eq!(flag(Some(&json!(1))), Some(true));
-        assert_eq!(flag(Some(&json!(0))), Some(false));
-        assert_eq!(flag(Some(&json!(true))), Some(true));
-        assert_eq!(flag(Some(&json!("maybe"))), None);
-        assert_eq!(flag(Some(&json!(2))), None);
-        assert_eq!(flag(None), None);
     }
 
     #[test]

@@ -63,3 +63,29 @@ pub(crate) fn offset_property() -> Value {
 pub(crate) fn no_arguments() -> Value {
     json!({"type": "object", "properties": {}, "additionalProperties": false})
 }
+
+/// The `identity` block health and get_execution carry (contract 1.0
+/// "Instance identity").
+pub(crate) fn identity_schema() -> Value {
+    object(
+        json!({
+            "contract_version": {"type": "integer"},
+            "runtime_id": {"type": "string", "description": "Random id of the serving process; new after every restart."},
+            "schema_version": nullable("Database schema version, or null when unknown."),
+            "corpus_id": nullable("Always null in contract 1.0."),
+            "build_id": nullable("Always null in contract 1.0."),
+        }),
+        &["contract_version", "runtime_id"],
+    )
+}
+
+/// Null only on an unpinned call to a resmon that reported no usable
+/// identity; when present it has the shape above. (No `type`, so that null
+/// and the object both validate; `properties` apply only to the object.)
+pub(crate) fn identity_property() -> Value {
+    let mut schema = nullable(
+        "The answering resmon's identity, or null when it reported none usable (unpinned calls only).",
+    );
+    schema["properties"] = identity_schema()["properties"].clone();
+    schema
+}

@@ -2,9 +2,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Tool, nullable, object};
+use super::{Tool, identity_property, nullable, object};
 use crate::args::Args;
-use crate::backend::{self, Backend, Method};
+use crate::backend::{self, Backend};
 use crate::error::ToolResult;
 use crate::identity;
 
@@ -32,30 +32,6 @@ fn health_input() -> Value {
     )
 }
 
-pub(crate) fn identity_schema() -> Value {
-    object(
-        json!({
-            "contract_version": {"type": "integer"},
-            "runtime_id": {"type": "string", "description": "Random id of the serving process; new after every restart."},
-            "schema_version": nullable("Database schema version, or null when unknown."),
-            "corpus_id": nullable("Always null in contract 1.0."),
-            "build_id": nullable("Always null in contract 1.0."),
-        }),
-        &["contract_version", "runtime_id"],
-    )
-}
-
-/// Null only on an unpinned call to a resmon that reported no usable
-/// identity; when present it has the shape above. (No `type`, so that null
-/// and the object both validate; `properties` apply only to the object.)
-pub(crate) fn identity_property() -> Value {
-    let mut schema = nullable(
-        "The answering resmon's identity, or null when it reported none usable (unpinned calls only).",
-    );
-    schema["properties"] = identity_schema()["properties"].clone();
-    schema
-}
-
 fn health_output() -> Value {
     object(
         json!({
@@ -75,7 +51,7 @@ fn health_output() -> Value {
 
 fn health(backend: &mut Backend, args: &Args) -> ToolResult {
     let expected = identity::expected_runtime_id(args.get("expected_runtime_id"))?;
-    let body = checked_health(backend, expected.as_deref())?;
+    let body = identity::checked_health(backend, expected.as_deref())?;
     backend::require_fields("GET /api/health", &body, &[("status", backend::Kind::String)])?;
     // An unpinned call stays answerable without inventing an identity
     // (contract 1.0 "Instance identity"): a malformed one is reported as null.
@@ -102,23 +78,4 @@ fn health(backend: &mut Backend, args: &Args) -> ToolResult {
     answer.insert("started_at".into(), take("started_at"));
     answer.insert("embeddings".into(), take("embeddings"));
     Ok(Value::Object(answer))
-}
-
-/// GET /api/health, with the expectation when there is one, its identity
-/// checked. Also get_execution's preflight (contract 1.0 "Instance identity").
-pub(crate) fn checked_health(backend: &mut Backend, expected: Option<&str>) -> ToolResult {
-    let query: Vec<(&str, String)> =
-        expected.map(|id| ("expected_runtime_id", id.to_string())).into_iter().collect();
-    let reply = backend.send(Method::Get, "/api/health", &query, None)?;
-    if reply.status == 409
-        && let Some(mismatch) = reply.json().ok().as_ref().and_then(identity::backend_mismatch)
-    {
-        return Err(mismatch);
-    }
-    backend::success(&reply)?;
-    let body = reply.json_object()?;
-    if let Some(expected) = expected {
-        identity::check_reply(&body, Some(expected))?;
-    }
-    Ok(body)
 }

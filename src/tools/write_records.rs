@@ -5,17 +5,12 @@
 
 use serde_json::{Map, Value, json};
 
-use super::write_runs::non_empty_strings;
+use super::rows;
 use super::{Tool, nullable, object};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::{ToolError, ToolResult};
 
-/// Flags the read-back may still carry as 0/1 (backend NOTES "0/1 integers").
-const ROUTINE_FLAGS: [&str; 5] =
-    ["is_active", "email_enabled", "email_ai_summary_enabled", "ai_enabled", "notify_on_complete"];
-/// Columns resmon stores as JSON text.
-const ROUTINE_JSON_COLUMNS: [&str; 3] = ["parameters", "ai_settings", "storage_settings"];
 /// The notification and AI switches a caller may set at creation.
 const ROUTINE_SWITCHES: [&str; 3] = ["email_enabled", "email_ai_summary_enabled", "notify_on_complete"];
 
@@ -107,28 +102,10 @@ fn create_routine_input() -> Value {
     )
 }
 
-fn routine_record_schema() -> Value {
-    object(
-        json!({
-            "id": {"type": "integer"},
-            "name": {"type": "string"},
-            "schedule_cron": {"type": "string"},
-            "parameters": nullable("The search: query, repositories, keywords, entity."),
-            "intent": nullable("The sentence a coverage audit compares results with, or null."),
-            "is_active": nullable("As resmon stored it: false until activate_routine (null: unreadable)."),
-            "ai_enabled": nullable("Boolean, or null when resmon's value is in neither form."),
-            "email_enabled": nullable("Boolean, or null when resmon's value is in neither form."),
-            "email_ai_summary_enabled": nullable("Boolean, or null when resmon's value is in neither form."),
-            "notify_on_complete": nullable("Boolean, or null when resmon's value is in neither form."),
-        }),
-        &["id", "name", "schedule_cron", "parameters", "intent", "is_active"],
-    )
-}
-
 fn create_routine_output() -> Value {
     object(
         json!({
-            "routine": routine_record_schema(),
+            "routine": rows::routine_record_schema(json!({}), &[]),
             "entity_warning": nullable("Why this watch routine can find nothing as configured, or null. Repeat it."),
             "not_kept": {"type": "array", "items": {"type": "string"}, "description": "Arguments resmon did not store (absent from the read-back); usually []."},
             "detail": {"type": "string"},
@@ -196,7 +173,9 @@ fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
         )
     };
     let record = backend.get_object(&format!("/api/routines/{id}"), &[]).map_err(created_note)?;
-    let routine = routine_record(&record).map_err(created_note)?;
+    let routine = rows::routine_record(&format!("GET /api/routines/{id}"), &record)
+        .map(Value::Object)
+        .map_err(created_note)?;
     let warning = created.get("entity_warning").cloned().filter(Value::is_string).unwrap_or(Value::Null);
     let not_kept = not_kept(args, &body, &record, &routine);
     let mut detail = routine_detail(id, &routine, warning.as_str());
@@ -303,7 +282,7 @@ fn routine_parameters(args: &Args) -> Result<Value, ToolError> {
     if keywords.iter().any(|keyword| keyword.trim().is_empty()) {
         return Err(ToolError::invalid_argument("keywords", "`keywords` has a blank entry."));
     }
-    let sources = non_empty_strings(args, "sources")?;
+    let sources = args.non_empty_strings("sources")?;
     let mut parameters = Map::new();
     parameters.insert("query".into(), json!(keywords.join(" ")));
     parameters.insert("repositories".into(), json!(sources));
@@ -312,39 +291,6 @@ fn routine_parameters(args: &Args) -> Result<Value, ToolError> {
         parameters.insert("entity".into(), entity.clone());
     }
     Ok(Value::Object(parameters))
-}
-
-/// The read-back with its JSON-in-text columns parsed and its flags as
-/// booleans, so the answer is the record and not resmon's storage format.
-fn routine_record(record: &Value) -> Result<Value, ToolError> {
-    let mut routine = record.as_object().cloned().unwrap_or_default();
-    for column in ROUTINE_JSON_COLUMNS {
-        let parsed = match routine.get(column) {
-            Some(Value::String(text)) => serde_json::from_str(text).unwrap_or(Value::Null),
-            Some(value) => value.clone(),
-            None => Value::Null,
-        };
-        routine.insert(column.into(), parsed);
-    }
-    for flag in ROUTINE_FLAGS {
-        // A flag in neither form, or absent, is shown as null rather than
-        // guessed at (contract-notes 7 and 20).
-        let value = routine.get(flag).cloned().unwrap_or(Value::Null);
-        let read = value.as_bool().or_else(|| value.as_i64().filter(|n| *n == 0 || *n == 1).map(|n| n == 1));
-        routine.insert(flag.into(), read.map_or(Value::Null, Value::Bool));
-    }
-    routine.entry("intent").or_insert(Value::Null);
-    let routine = Value::Object(routine);
-    backend::require_fields(
-        "GET /api/routines/{id}",
-        &routine,
-        &[
-            ("id", backend::Kind::Integer),
-            ("name", backend::Kind::String),
-            ("schedule_cron", backend::Kind::String),
-        ],
-    )?;
-    Ok(routine)
 }
 
 fn routine_detail(id: i64, routine: &Value, warning: Option<&str>) -> String {
@@ -447,26 +393,5 @@ fn switch_routine(backend: &mut Backend, args: &Args, action: &str) -> ToolResul
     match (answer.get("id").and_then(Value::as_i64), answer.get("is_active").and_then(Value::as_bool)) {
         (Some(id), Some(is_active)) => Ok(json!({"id": id, "is_active": is_active})),
         _ => Err(backend::unexpected_shape(&format!("POST {route}"), "`id` and a boolean `is_active`")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_read_back_is_shaped_into_a_record() {
-        let record = json!({
-            "id": 8, "name": "w", "schedule_cron": "0 8 * * 1",
-            "parameters": "{\"query\": \"q\", \"repositories\": [\"arxiv\"]}",
-            "is_active": 0, "ai_enabled": true, "ai_settings": null
-        });
-        let routine = routine_record(&record).unwrap();
-        assert_eq!(routine["parameters"], json!({"query": "q", "repositories": ["arxiv"]}));
-        assert_eq!(routine["is_active"], json!(false));
-        assert_eq!(routine["ai_enabled"], json!(true));
-        assert_eq!(routine["intent"], Value::Null);
-        assert_eq!(routine["storage_settings"], Value::Null);
-        assert!(routine_record(&json!({"id": 8})).is_err());
     }
 }

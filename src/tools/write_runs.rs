@@ -113,7 +113,7 @@ fn sweep_body(args: &Args) -> Result<Value, ToolError> {
     if query.trim().is_empty() {
         return Err(ToolError::invalid_argument("query", "`query` is blank: give the words to search for."));
     }
-    let sources = non_empty_strings(args, "sources")?;
+    let sources = args.non_empty_strings("sources")?;
     let mut body = Map::new();
     body.insert("query".into(), json!(query));
     body.insert("repositories".into(), json!(sources));
@@ -127,22 +127,6 @@ fn sweep_body(args: &Args) -> Result<Value, ToolError> {
         body.insert("ai_enabled".into(), json!(ai_enabled));
     }
     Ok(Value::Object(body))
-}
-
-/// A list argument that must name at least one thing, none of them blank.
-pub(super) fn non_empty_strings(args: &Args, name: &str) -> Result<Vec<String>, ToolError> {
-    let items: Vec<String> = args
-        .get(name)
-        .and_then(Value::as_array)
-        .map(|items| items.iter().filter_map(Value::as_str).map(str::to_string).collect())
-        .unwrap_or_default();
-    if items.is_empty() {
-        return Err(ToolError::invalid_argument(name, format!("`{name}` is empty: name at least one.")));
-    }
-    if items.iter().any(|item| item.trim().is_empty()) {
-        return Err(ToolError::invalid_argument(name, format!("`{name}` has a blank entry.")));
-    }
-    Ok(items)
 }
 
 /// 429 at the manual-run cap: a conflict in resmon's words, with its hint of

@@ -417,7 +417,7 @@ fn get_watch_profile_reports_its_missing_totals_inside_the_answer() {
 #[test]
 fn create_routine_says_a_routine_was_created_when_its_read_back_is_unusable() {
     let (_dir, fake, mut session) = started();
-    fake.set_fault_after("GET", "/api/routines/{id}", 0, Fault::DropKey("schedule_cron".into()));
+    fake.set_fault_after("GET", "/api/routines/{id}", 0, Fault::DropKey("name".into()));
     let error = tool_error(&session.call(
         "create_routine",
         json!({"name": "Read-back test", "keywords": ["x"], "sources": ["arxiv"], "schedule": "0 8 * * 1"}),
