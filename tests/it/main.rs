@@ -29,3 +29,5 @@ mod faults;
 mod hostile;
 // Many calls in one session: memory and descriptors stay flat.
 mod soak;
+// What harnesses need: every error code readable, harness-added keys, the per-call bound.
+mod readable;
