@@ -21,6 +21,7 @@
 # Exit status 0 only when M is 0. Nothing is ever skipped: a harness that
 # cannot be installed or started is a failure.
 set -uo pipefail
+echo "== agent harnesses: Gemini CLI, OpenAI Agents SDK (pinned; model APIs stood in on loopback)"
 export PYTHONDONTWRITEBYTECODE=1
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
