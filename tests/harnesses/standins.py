@@ -17,8 +17,9 @@ Two APIs are served:
 - Gemini's `POST /v1beta/models/<model>:streamGenerateContent?alt=sse`
   (and the non-streaming `:generateContent`), as Gemini CLI calls it with
   GOOGLE_GEMINI_BASE_URL and the API-key auth type;
-- OpenAI's `POST /v1/chat/completions` (non-streaming), as the OpenAI
-  Agents SDK's chat-completions model calls it through `AsyncOpenAI(base_url=...)`.
+- OpenAI's `POST /v1/chat/completions`, plain or streamed (`stream: true`),
+  as the OpenAI Agents SDK's chat-completions model calls it through
+  `AsyncOpenAI(base_url=...)`, and as other OpenAI-compatible clients do.
 """
 
 import json
@@ -33,7 +34,20 @@ CALL_LINE = re.compile(r"^CALL (\S+) (\{.*\})\s*$", re.M)
 
 def script_of(text: str) -> list[tuple[str, dict]]:
     """The CALL lines of a prompt, in order."""
-    return [(name, json.loads(arguments)) for name, arguments in CALL_LINE.findall(text or "")]
+    return [(name, json.loads(arguments)) for name, arguments in CALL_LINE.findall(unquoted(text))]
+
+
+def unquoted(text: str) -> str:
+    """Some clients send the user's text as a JSON string literal; read it as the text."""
+    text = text or ""
+    if text.startswith('"'):
+        try:
+            inner = json.loads(text, strict=False)  # raw newlines inside, as sent
+            if isinstance(inner, str):
+                return inner
+        except ValueError:
+            pass
+    return text
 
 
 class _Server:
@@ -74,6 +88,9 @@ class _Server:
 
 class _Handler(BaseHTTPRequestHandler):
     standin: _Server
+    # Keep-alive, as real APIs do: some clients (Bun's fetch) treat a
+    # connection closed after each answer as a failure.
+    protocol_version = "HTTP/1.1"
 
     def read_json(self):
         length = int(self.headers.get("Content-Length") or 0)
@@ -98,6 +115,13 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _GeminiHandler(_Handler):
     def do_POST(self):
+        try:
+            self.answer()
+        except Exception as e:  # noqa: BLE001 - a broken stand-in must say so, not drop the connection
+            self.standin.record("error", f"{type(e).__name__}: {e}")
+            self.send_json(500, {"error": {"code": 500, "message": f"stand-in failed: {type(e).__name__}: {e}"}})
+
+    def answer(self):
         body = self.read_json()
         self.standin.record(self.path, body)
         if not re.match(r"^/v1beta/models/[^/:]+:(streamGenerateContent|generateContent)", self.path):
@@ -153,6 +177,13 @@ class GeminiStandin(_Server):
 
 class _OpenAIHandler(_Handler):
     def do_POST(self):
+        try:
+            self.answer()
+        except Exception as e:  # noqa: BLE001 - a broken stand-in must say so, not drop the connection
+            self.standin.record("error", f"{type(e).__name__}: {e}")
+            self.send_json(500, {"error": {"message": f"stand-in failed: {type(e).__name__}: {e}"}})
+
+    def answer(self):
         body = self.read_json()
         self.standin.record(self.path, body)
         if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -164,7 +195,7 @@ class _OpenAIHandler(_Handler):
         for message in messages:
             content = message.get("content")
             text = content_text(content)
-            if message.get("role") == "user" and CALL_LINE.search(text):
+            if message.get("role") == "user" and CALL_LINE.search(unquoted(text)):
                 prompt = text
                 results = []
             if message.get("role") == "tool":
@@ -183,10 +214,30 @@ class _OpenAIHandler(_Handler):
         else:
             message = {"role": "assistant", "content": "SAW " + json.dumps(results)}
             finish = "stop"
+        model = (body or {}).get("model")
+        usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        if (body or {}).get("stream"):
+            # The same turn as one chunk, then the end of the stream.
+            delta = dict(message)
+            if "tool_calls" in delta:
+                delta["tool_calls"] = [dict(call, index=i) for i, call in enumerate(delta["tool_calls"])]
+            chunks = [
+                {"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 0, "model": model,
+                 "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                {"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 0, "model": model,
+                 "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage},
+            ]
+            data = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+            data = data.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         self.send_json(200, {
-            "id": "chatcmpl-standin", "object": "chat.completion", "created": 0, "model": (body or {}).get("model"),
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            "id": "chatcmpl-standin", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage,
         })
 
 
