@@ -56,9 +56,9 @@ fn check_object(
     let empty = Map::new();
     let properties = schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
     // A harness's own keys are only ever allowed at the root, where it puts them.
-    let unknown = object.keys().find(|key| {
-        !properties.contains_key(*key) && !(prefix.is_empty() && added_by_a_harness(key))
-    });
+    let unknown = object
+        .keys()
+        .find(|key| !properties.contains_key(*key) && !(prefix.is_empty() && added_by_a_harness(key)));
     if closed && let Some(unknown) = unknown {
         let mut known: Vec<&str> = properties.keys().map(String::as_str).collect();
         known.sort_unstable();
@@ -269,7 +269,8 @@ mod tests {
             let no_arguments = json!({"type": "object", "properties": {}, "additionalProperties": false});
             validate(&no_arguments, &json!({entry.key: true})).unwrap();
             // The exemption does not hide a real mistake beside it.
-            let error = validate(&schema(), &json!({"query": "x", entry.key: true, "wait": true})).unwrap_err();
+            let error =
+                validate(&schema(), &json!({"query": "x", entry.key: true, "wait": true})).unwrap_err();
             assert_eq!(error.detail["argument"], "wait");
             // Nor does it stop the required check.
             assert_eq!(refused_argument(json!({entry.key: true})), "query");
@@ -285,7 +286,12 @@ mod tests {
         for entry in HARNESS_KEYS {
             let line = setup.lines().find(|line| line.contains(&format!("`{}`", entry.key)));
             let line = line.unwrap_or_else(|| panic!("docs/setup.md does not name `{}`", entry.key));
-            assert!(line.contains(entry.harness), "docs/setup.md names `{}` without {}", entry.key, entry.harness);
+            assert!(
+                line.contains(entry.harness),
+                "docs/setup.md names `{}` without {}",
+                entry.key,
+                entry.harness
+            );
         }
     }
 

@@ -41,7 +41,12 @@ fn nothing(_: &FakeBackend) {}
 
 fn cases(runtime_id: &str) -> Vec<Case> {
     vec![
-        Case { code: "not_found", tool: "get_execution", arguments: json!({"exec_id": 99_999}), arrange: nothing },
+        Case {
+            code: "not_found",
+            tool: "get_execution",
+            arguments: json!({"exec_id": 99_999}),
+            arrange: nothing,
+        },
         Case {
             code: "invalid_argument",
             tool: "search_corpus",
@@ -103,7 +108,12 @@ fn stopped_resmon(dir: &TempDir) -> Vec<(String, String)> {
 /// shaped as contract-notes 21 says (`tool_error` checks the shape: a first
 /// block that is `<code>: <message>` and not JSON, a second that parses to
 /// the error object, no structuredContent).
-fn same_error_both_ways(session: &mut Session, env: &[(String, String)], tool: &str, arguments: &Value) -> Value {
+fn same_error_both_ways(
+    session: &mut Session,
+    env: &[(String, String)],
+    tool: &str,
+    arguments: &Value,
+) -> Value {
     let from_session = tool_error(&session.call(tool, arguments.clone()));
     let (exit, printed, output) = cli_call(tool, arguments.clone(), env);
     assert_eq!(exit, Some(1), "`call {tool}` should exit 1 on an error: {output}");
@@ -199,7 +209,9 @@ fn wait_for_previous_is_accepted_by_every_tool_and_changes_nothing_sent() {
     let plain_calls = every_branch(&plain.runtime_id());
     let marked_calls = every_branch(&marked.runtime_id());
     let mut tools = BTreeSet::new();
-    for (index, ((tool, arguments), (_, marked_arguments))) in plain_calls.iter().zip(&marked_calls).enumerate() {
+    for (index, ((tool, arguments), (_, marked_arguments))) in
+        plain_calls.iter().zip(&marked_calls).enumerate()
+    {
         structured(&plain_session.call(tool, arguments.clone()));
         // Both values the harness sends, and the null a client may send for "unset".
         let flag = [json!(true), json!(false), json!(null)][index % 3].clone();
@@ -212,8 +224,7 @@ fn wait_for_previous_is_accepted_by_every_tool_and_changes_nothing_sent() {
     assert_eq!(traffic(&plain), traffic(&marked), "wait_for_previous changed what resmon was sent");
 
     // The `call` subcommand takes the same arguments a harness sends.
-    let (exit, answer, output) =
-        cli_call("health", json!({"wait_for_previous": true}), &env_for(&marked));
+    let (exit, answer, output) = cli_call("health", json!({"wait_for_previous": true}), &env_for(&marked));
     assert_eq!(exit, Some(0), "{output}");
     assert_eq!(answer["status"], "ok");
 }
@@ -262,8 +273,16 @@ fn check_states_the_per_call_bound_in_force() {
     env.push(("RESMON_MCP_TIMEOUT_MS".into(), "4000".into()));
     let text = String::from_utf8_lossy(&run_cli(&["--check"], &env).stdout).to_string();
     assert!(text.contains("per-call bound in force: 4 s"), "{text}");
-    // It can be lowered, never raised past the 30 s of contract-notes 4.
-    env.push(("RESMON_MCP_TIMEOUT_MS".into(), "90000".into()));
-    let text = String::from_utf8_lossy(&run_cli(&["--check"], &env).stdout).to_string();
-    assert!(text.contains("per-call bound in force: 30 s"), "{text}");
+    // It can be lowered, never raised past the 30 s of contract-notes 4, and
+    // a value that is not used as written says so on stderr.
+    for (value, bound) in [("90000", "30 s"), ("4s", "30 s"), ("20", "0.1 s")] {
+        env.push(("RESMON_MCP_TIMEOUT_MS".into(), value.into()));
+        let output = run_cli(&["--check"], &env);
+        let text = String::from_utf8_lossy(&output.stdout).to_string();
+        let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+        assert!(text.contains(&format!("per-call bound in force: {bound} ")), "{value}: {text}");
+        let warned =
+            stderr.lines().any(|line| line.contains("RESMON_MCP_TIMEOUT_MS") && line.contains(value));
+        assert!(warned, "{value}: no warning in {stderr:?}");
+    }
 }
