@@ -56,9 +56,8 @@ fn check_object(
     let empty = Map::new();
     let properties = schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
     // A harness's own keys are only ever allowed at the root, where it puts them.
-    let unknown = object
-        .keys()
-        .find(|key| !properties.contains_key(*key) && !(prefix.is_empty() && added_by_a_harness(key)));
+    let allowed = |key: &str| properties.contains_key(key) || (prefix.is_empty() && added_by_a_harness(key));
+    let unknown = object.keys().find(|key| !allowed(key));
     if closed && let Some(unknown) = unknown {
         let mut known: Vec<&str> = properties.keys().map(String::as_str).collect();
         known.sort_unstable();

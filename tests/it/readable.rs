@@ -172,9 +172,12 @@ fn a_read_only_refusal_is_shaped_like_every_other_error() {
     assert!(fake.requests().is_empty(), "a read-only write reached resmon");
 }
 
-/// One request as the fake saw it, with the instance's own runtime id
+/// One request as (method, path, query pairs, body).
+type Sent = (String, String, Vec<(String, String)>, String);
+
+/// Every request as the fake saw it, with the instance's own runtime id
 /// replaced, so that two fakes' traffic can be compared.
-fn traffic(fake: &FakeBackend) -> Vec<(String, String, Vec<(String, String)>, String)> {
+fn traffic(fake: &FakeBackend) -> Vec<Sent> {
     let runtime_id = fake.runtime_id();
     fake.requests()
         .into_iter()
