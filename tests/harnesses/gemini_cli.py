@@ -98,8 +98,10 @@ class Gemini:
     def run(self, *arguments: str, env: dict | None = None) -> subprocess.CompletedProcess:
         command = [self.binary, *arguments]
         try:
-            return subprocess.run(command, cwd=self.project, env=env or self.env, capture_output=True, text=True,
-                                  timeout=RUN_WITHIN_S)
+            # stdin closed: a headless run reads a piped stdin into the prompt,
+            # and one that never ends would hang it.
+            return subprocess.run(command, cwd=self.project, env=env or self.env, stdin=subprocess.DEVNULL,
+                                  capture_output=True, text=True, timeout=RUN_WITHIN_S)
         except subprocess.TimeoutExpired as e:
             return subprocess.CompletedProcess(command, -1, e.stdout or "", f"timed out after {RUN_WITHIN_S} s")
 

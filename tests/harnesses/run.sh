@@ -56,7 +56,7 @@ stage() {
     local out="$work/$name.out" t0=$SECONDS rc
     note "$name (inside unshare -n, loopback only)"
     timeout --kill-after=10 "$limit" unshare -n -- bash -c 'ip link set lo up && exec "$@"' isolated "$@" \
-        >"$out" 2>"$work/$name.err"
+        </dev/null >"$out" 2>"$work/$name.err"
     rc=$?
     cat "$out"
     cat "$out" >>"$log"
