@@ -5,8 +5,9 @@ scripted). Standard library only. Run inside a network namespace that holds
 only loopback (run.sh does).
 
 Checks, each a PASS or FAIL line:
-- `gemini mcp add` writes the registration docs/setup.md gives, and
-  `gemini mcp list` reports the server Connected;
+- `gemini mcp add` writes the registration docs/setup.md gives (and cuts
+  an `-e` value at its second `=`, as it warns), and `gemini mcp list`
+  reports the server Connected;
 - under `trust`, the model is offered all 25 tools as `mcp_resmon_<tool>`,
   each with the `wait_for_previous` flag the CLI adds;
 - health and search_corpus run through its loop, and so does a call with
@@ -190,6 +191,15 @@ def exercise(gemini: Gemini, model: GeminiStandin, args, tally: Tally) -> None:
                     and entry.get("command") == launcher,
                     "gemini mcp add -s user --trust -e … writes the server with its env and trust",
                     f"exit {add.returncode}, entry {entry}, stderr {add.stderr[-500:]}")
+        # An `-e` value holding `=` is cut (why docs/setup.md also gives the settings.json form).
+        cut = gemini.run("mcp", "add", "-s", "user", "cut", "-e", "RESMON_PORT_FILE=/a=b/resmon.port", launcher)
+        stored = ((gemini.settings().get("mcpServers") or {}).get("cut") or {}).get("env")
+        tally.check(cut.returncode == 0 and stored == {"RESMON_PORT_FILE": "/a"},
+                    "gemini mcp add cuts an -e value at its second = (as docs/setup.md warns)",
+                    f"exit {cut.returncode}, stored {stored}")
+        gemini.run("mcp", "remove", "-s", "user", "cut")
+        servers = gemini.settings().get("mcpServers") or {}
+        tally.check(set(servers) == {"resmon"}, "gemini mcp remove leaves only resmon", f"servers: {sorted(servers)}")
         listed = gemini.run("mcp", "list")
         # It prints the list on stderr.
         shown = listed.stdout + listed.stderr
