@@ -6,11 +6,34 @@
 //! `properties`, `required`, `enum`, `items`, `minimum` and `maxItems`.
 //! Unknown arguments are refused rather than ignored: an argument that is
 //! silently dropped is a request the caller believes was honoured.
+//! The one exception is `HARNESS_KEYS`: keys a harness adds to every tool for
+//! its own scheduling, which no caller means as a request to resmon.
 //! Every refusal names the argument and happens before any request is built.
 
 use serde_json::{Map, Value};
 
 use crate::error::ToolError;
+
+/// Arguments that a harness adds to every tool's parameters for its own use,
+/// with the harness that adds them. They are accepted with any value and
+/// never reach a handler's decisions: refusing them would fail every call
+/// that harness makes. This is the only place such keys are named; a tool
+/// that declares one of them as its own argument still has it checked.
+/// docs/setup.md names each of them (a unit test below checks).
+pub const HARNESS_KEYS: &[HarnessKey] = &[
+    // A boolean added to every tool's parameters; its system prompt tells
+    // the model to set it on a call that must wait for the one before.
+    HarnessKey { key: "wait_for_previous", harness: "Gemini CLI" },
+];
+
+pub struct HarnessKey {
+    pub key: &'static str,
+    pub harness: &'static str,
+}
+
+fn added_by_a_harness(key: &str) -> bool {
+    HARNESS_KEYS.iter().any(|entry| entry.key == key)
+}
 
 pub fn validate(schema: &Value, arguments: &Value) -> Result<(), ToolError> {
     let Some(object) = arguments.as_object() else {
@@ -32,7 +55,10 @@ fn check_object(
 ) -> Result<(), ToolError> {
     let empty = Map::new();
     let properties = schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
-    if closed && let Some(unknown) = object.keys().find(|key| !properties.contains_key(*key)) {
+    // A harness's own keys are only ever allowed at the root, where it puts them.
+    let allowed = |key: &str| properties.contains_key(key) || (prefix.is_empty() && added_by_a_harness(key));
+    let unknown = object.keys().find(|key| !allowed(key));
+    if closed && let Some(unknown) = unknown {
         let mut known: Vec<&str> = properties.keys().map(String::as_str).collect();
         known.sort_unstable();
         let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
@@ -247,5 +273,49 @@ mod tests {
         assert_eq!(validate(&no_arguments, &json!({"x": 1})).unwrap_err().detail["argument"], "x");
         let open_map = json!({"type": "object", "properties": {"settings": {"type": "object"}}});
         validate(&open_map, &json!({"settings": {"any_key": "v"}})).unwrap();
+    }
+
+    #[test]
+    fn keys_a_harness_adds_are_accepted_with_any_value_and_nothing_else_is() {
+        for entry in HARNESS_KEYS {
+            for value in [json!(true), json!(false), json!(null), json!("yes")] {
+                validate(&schema(), &json!({"query": "x", entry.key: value})).unwrap();
+            }
+            let no_arguments = json!({"type": "object", "properties": {}, "additionalProperties": false});
+            validate(&no_arguments, &json!({entry.key: true})).unwrap();
+            // The exemption does not hide a real mistake beside it.
+            let error =
+                validate(&schema(), &json!({"query": "x", entry.key: true, "wait": true})).unwrap_err();
+            assert_eq!(error.detail["argument"], "wait");
+            // Nor does it stop the required check.
+            assert_eq!(refused_argument(json!({entry.key: true})), "query");
+        }
+        // A near miss is still somebody's mistake, named as such.
+        assert_eq!(refused_argument(json!({"query": "x", "wait_for_previous_": true})), "wait_for_previous_");
+        assert_eq!(refused_argument(json!({"query": "x", "WAIT_FOR_PREVIOUS": true})), "WAIT_FOR_PREVIOUS");
+    }
+
+    #[test]
+    fn docs_setup_names_every_harness_key_and_its_harness() {
+        let setup = include_str!("../docs/setup.md");
+        for entry in HARNESS_KEYS {
+            let line = setup.lines().find(|line| line.contains(&format!("`{}`", entry.key)));
+            let line = line.unwrap_or_else(|| panic!("docs/setup.md does not name `{}`", entry.key));
+            assert!(
+                line.contains(entry.harness),
+                "docs/setup.md names `{}` without {}",
+                entry.key,
+                entry.harness
+            );
+        }
+    }
+
+    #[test]
+    fn a_tool_that_declares_a_harness_key_has_it_checked() {
+        let declares = json!({"type": "object", "properties": {"wait_for_previous": {"type": "integer"}}});
+        assert_eq!(
+            validate(&declares, &json!({"wait_for_previous": true})).unwrap_err().detail["argument"],
+            "wait_for_previous"
+        );
     }
 }

@@ -27,7 +27,7 @@ pub fn run(config: &Config) -> Report {
         format!("full surface: {offered} tools offered (write tools are marked requires_confirmation)")
     };
     let mut text = format!(
-        "resmon-mcp {} (contract {})\nmode: {mode}\nrequest timeout: {} s\ndiscovery:\n",
+        "resmon-mcp {} (contract {})\nmode: {mode}\nper-call bound in force: {} s (a call resmon has not answered by then is backend_unavailable; keep it below the harness's tool timeout: docs/setup.md)\ndiscovery:\n",
         env!("CARGO_PKG_VERSION"),
         crate::protocol::CONTRACT_VERSION,
         config.request_timeout.as_secs_f32()

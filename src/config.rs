@@ -10,20 +10,19 @@ pub struct Config {
     /// RESMON_MCP_READ_ONLY=1, exactly (contract 1.0 "A read-only session"),
     /// or `--read-only[=true]` on the command line (contract-notes 23).
     pub read_only: bool,
-    /// Per-request bound; RESMON_MCP_TIMEOUT_MS may lower it, never raise it
-    /// past 30 s (clarification 4).
+    /// The per-call bound; RESMON_MCP_TIMEOUT_MS may lower it, never raise it
+    /// past 30 s (contract-notes 4).
     pub request_timeout: Duration,
 }
 
 impl Config {
     pub fn from_process() -> Config {
         let read_only = std::env::var("RESMON_MCP_READ_ONLY").is_ok_and(|value| value == "1");
-        let request_timeout = std::env::var("RESMON_MCP_TIMEOUT_MS")
-            .ok()
-            .and_then(|value| value.trim().parse::<u64>().ok())
-            .map(|millis| Duration::from_millis(millis.max(100)))
-            .unwrap_or(MAX_REQUEST_TIMEOUT)
-            .min(MAX_REQUEST_TIMEOUT);
+        let (request_timeout, warning) =
+            request_timeout(std::env::var("RESMON_MCP_TIMEOUT_MS").ok().as_deref());
+        if let Some(warning) = warning {
+            crate::redact::log(&warning);
+        }
         Config { env: Environment::from_process(), read_only, request_timeout }
     }
 
@@ -37,5 +36,58 @@ impl Config {
 
     pub fn backend(&self) -> Backend {
         Backend::new(self.env.clone(), self.request_timeout)
+    }
+}
+
+const MIN_REQUEST_TIMEOUT_MS: u64 = 100;
+
+/// The per-call bound RESMON_MCP_TIMEOUT_MS asks for, and a sentence for
+/// stderr when the value could not be used as written. The variable is set
+/// to fit under a client's own timeout, so a value that is silently read
+/// as something else would bring back the very timeout it was set to avoid.
+fn request_timeout(value: Option<&str>) -> (Duration, Option<String>) {
+    let ceiling = MAX_REQUEST_TIMEOUT.as_millis();
+    let Some(value) = value else { return (MAX_REQUEST_TIMEOUT, None) };
+    let Ok(millis) = value.trim().parse::<u64>() else {
+        return (
+            MAX_REQUEST_TIMEOUT,
+            Some(format!(
+                "RESMON_MCP_TIMEOUT_MS={value:?} is not a whole number of milliseconds, so the per-call \
+                 bound stays {ceiling} ms; write it as digits only, e.g. 4000."
+            )),
+        );
+    };
+    if u128::from(millis) > ceiling {
+        let warning = format!(
+            "RESMON_MCP_TIMEOUT_MS={millis} is above the {ceiling} ms ceiling, so the per-call bound is {ceiling} ms."
+        );
+        return (MAX_REQUEST_TIMEOUT, Some(warning));
+    }
+    if millis < MIN_REQUEST_TIMEOUT_MS {
+        let warning = format!(
+            "RESMON_MCP_TIMEOUT_MS={millis} is below {MIN_REQUEST_TIMEOUT_MS} ms, too short for any call to \
+             succeed, so the per-call bound is {MIN_REQUEST_TIMEOUT_MS} ms."
+        );
+        return (Duration::from_millis(MIN_REQUEST_TIMEOUT_MS), Some(warning));
+    }
+    (Duration::from_millis(millis), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bound_is_taken_as_written_or_said_why_not() {
+        assert_eq!(request_timeout(None), (MAX_REQUEST_TIMEOUT, None));
+        assert_eq!(request_timeout(Some("4000")), (Duration::from_millis(4000), None));
+        assert_eq!(request_timeout(Some(" 30000 ")), (MAX_REQUEST_TIMEOUT, None));
+        for (value, bound) in [("4s", 30_000), ("", 30_000), ("-5", 30_000), ("90000", 30_000), ("5", 100)] {
+            let (got, warning) = request_timeout(Some(value));
+            assert_eq!(got, Duration::from_millis(bound), "{value:?}");
+            let warning = warning.unwrap_or_else(|| panic!("no warning for {value:?}"));
+            assert!(warning.starts_with("RESMON_MCP_TIMEOUT_MS="), "{warning}");
+            assert!(warning.contains(&format!("{bound} ms")), "{warning}");
+        }
     }
 }

@@ -32,7 +32,7 @@ Environment:
   RESMON_DB_PATH          database path; its folder holds resmon.port otherwise
   RESMON_STATE_DIR        resmon's state folder (token files); default per OS
   RESMON_MCP_READ_ONLY=1  offer and run only the 18 read tools
-  RESMON_MCP_TIMEOUT_MS   lower the per-request bound (at most 30000)
+  RESMON_MCP_TIMEOUT_MS   lower the per-call bound (at most 30000)
 
 Exit status: 0 ok; 1 no resmon answered (--check) or the tool answered an
 error (call); 2 usage error.

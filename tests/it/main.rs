@@ -44,3 +44,5 @@ mod hostile;
 mod soak;
 // The registrations --check prints, each started as its harness would start it.
 mod register;
+// What harnesses need: every error code readable, harness-added keys, the per-call bound.
+mod readable;

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Agent harnesses against resmon-mcp, each with a loopback stand-in for its
+# model's API so that the harness's own loop makes the MCP calls (issue 19):
+#
+#   bash tests/harnesses/run.sh
+#
+# Pinned harnesses (versions also asserted by each script):
+#   - Gemini CLI         @google/gemini-cli@0.61.0  (package.json + package-lock.json, via tests/npm_locked.py)
+#   - OpenAI Agents SDK  openai-agents==0.24.0      (requirements.txt, venv in target/harnesses/venv)
+#
+# Each runs inside its own network namespace that holds only loopback
+# (`unshare -n`, then `ip link set lo up`): a harness that tries to reach an
+# outside service (update checks, telemetry, tracing) cannot, and the fake
+# backend and the stand-ins it talks to live in that namespace with it.
+# Needs root (or the right to make a network namespace), cargo, python3 with
+# venv, node >= 20 and npm, and the package registries; whatever is missing
+# and installable with apt-get is installed. Everything goes under
+# target/harnesses/.
+#
+# Every check prints `PASS …` or `FAIL …`; the last line is `N passed, M failed`.
+# Exit status 0 only when M is 0. Nothing is ever skipped: a harness that
+# cannot be installed or started is a failure.
+set -uo pipefail
+echo "== agent harnesses: Gemini CLI, OpenAI Agents SDK (pinned; model APIs stood in on loopback)"
+export PYTHONDONTWRITEBYTECODE=1
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+work="$root/target/harnesses"
+mkdir -p "$work"
+log="$work/harnesses.log"
+: >"$log"
+
+passed=0
+failed=0
+started=$SECONDS
+
+note() { echo "== $*"; }
+setup_fail() {
+    failed=$((failed + 1))
+    echo "FAIL setup $*"
+}
+finish() {
+    echo "== harness stage took $((SECONDS - started)) s (full log: ${log#"$root"/})"
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    exit $?
+}
+
+# Runs one driver inside a loopback-only network namespace with a hang
+# guard, and adds its PASS/FAIL lines to the totals. A driver that exits
+# non-zero without reporting a failure (a crash) counts as one failure.
+stage() {
+    local name="$1" limit="$2"
+    shift 2
+    local out="$work/$name.out" t0=$SECONDS rc
+    note "$name (inside unshare -n, loopback only)"
+    timeout --kill-after=10 "$limit" unshare -n -- bash -c 'ip link set lo up && exec "$@"' isolated "$@" \
+        </dev/null >"$out" 2>"$work/$name.err"
+    rc=$?
+    cat "$out"
+    cat "$out" >>"$log"
+    local p f
+    p=$(grep -c '^PASS ' "$out")
+    f=$(grep -c '^FAIL ' "$out")
+    passed=$((passed + p))
+    failed=$((failed + f))
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        setup_fail "$name exited with status $rc without reporting a failure$([ "$rc" -eq 124 ] && echo " (timed out after $limit s)"); stderr:"
+        tail -n 20 "$work/$name.err"
+    fi
+    echo "-- $name: $p passed, $f failed, exit $rc, $((SECONDS - t0)) s"
+}
+
+cd "$root" || exit 1
+
+# What the stage needs from the system, installed when it is missing.
+missing=()
+command -v unshare >/dev/null || missing+=(util-linux)
+command -v ip >/dev/null || missing+=(iproute2)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+if [ "${#missing[@]}" -gt 0 ]; then
+    note "apt-get install ${missing[*]}"
+    if ! { apt-get update -qq && apt-get install -y -qq "${missing[@]}"; } >"$work/apt.log" 2>&1; then
+        setup_fail "apt-get install ${missing[*]} failed:"
+        tail -n 20 "$work/apt.log"
+    fi
+fi
+for tool in cargo python3 node npm timeout unshare ip; do
+    command -v "$tool" >/dev/null || { setup_fail "$tool is not installed"; finish; }
+done
+if ! unshare -n -- bash -c 'ip link set lo up' 2>"$work/unshare.err"; then
+    setup_fail "cannot make a loopback-only network namespace (unshare -n needs root):"
+    cat "$work/unshare.err"
+    finish
+fi
+echo "node $(node --version), npm $(npm --version), $(python3 --version)"
+
+note "build (cargo build --bin resmon-mcp --example fake-backend)"
+t0=$SECONDS
+if ! cargo build --locked --bin resmon-mcp --example fake-backend >"$work/build.log" 2>&1; then
+    setup_fail "cargo build failed:"
+    tail -n 30 "$work/build.log"
+    finish
+fi
+server="$root/target/debug/resmon-mcp"
+fake="$root/target/debug/examples/fake-backend"
+echo "server and fake ready in $((SECONDS - t0)) s"
+
+note "python venv (requirements.txt)"
+t0=$SECONDS
+venv="$work/venv"
+python_ready=1
+if ! cmp -s "$here/requirements.txt" "$venv/requirements.txt"; then
+    rm -rf "$venv"
+    if python3 -m venv "$venv" >"$work/venv.log" 2>&1 &&
+        "$venv/bin/pip" install --disable-pip-version-check -q -r "$here/requirements.txt" >>"$work/venv.log" 2>&1; then
+        cp "$here/requirements.txt" "$venv/requirements.txt"
+    else
+        python_ready=0
+        setup_fail "python venv or pip install failed:"
+        tail -n 20 "$work/venv.log"
+    fi
+fi
+echo "python venv ready in $((SECONDS - t0)) s"
+
+note "npm install (package-lock.json)"
+t0=$SECONDS
+npm_dir="$work/npm"
+node_ready=1
+if ! python3 "$root/tests/npm_locked.py" "$here" "$npm_dir" >"$work/npm.log" 2>&1; then
+    node_ready=0
+    setup_fail "npm packages could not be installed from tests/harnesses/package-lock.json:"
+fi
+cat "$work/npm.log"
+echo "npm packages ready in $((SECONDS - t0)) s"
+
+if [ "$node_ready" -eq 0 ]; then
+    setup_fail "gemini-cli did not run: its npm package is not installed"
+else
+    stage gemini-cli 300 python3 "$here/gemini_cli.py" --gemini "$npm_dir/node_modules/.bin/gemini" \
+        --server "$server" --fake "$fake"
+fi
+if [ "$python_ready" -eq 0 ]; then
+    setup_fail "agents-sdk did not run: its venv is not ready"
+else
+    stage agents-sdk 240 env OPENAI_AGENTS_DISABLE_TRACING=1 "$venv/bin/python" "$here/agents_sdk.py" \
+        --server "$server" --fake "$fake"
+fi
+
+finish
