@@ -24,9 +24,9 @@ use crate::error::{Code, ToolError};
 use crate::{identity, redact};
 
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-/// Upper bound on one request, connect to last body byte (clarification 4).
+/// Upper bound on one request, connect to last body byte (contract-notes 4).
 pub(crate) const MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-/// Largest body read from resmon (clarification 4); a larger one is an error.
+/// Largest body read from resmon (contract-notes 4); a larger one is an error.
 pub(crate) const MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
 /// ureq's read and write buffers, allocated once per connection.
 pub const IO_BUFFER_BYTES: usize = 16 * 1024;
@@ -77,7 +77,7 @@ impl Reply {
     }
 
     /// The body as JSON. A body that is not JSON is an upstream error whose
-    /// message never repeats the body (clarification 5).
+    /// message never repeats the body (contract-notes 5).
     pub(crate) fn json(&self) -> Result<Value, ToolError> {
         serde_json::from_slice(&self.bytes).map_err(|_| {
             ToolError::new(
@@ -174,7 +174,7 @@ impl Kind {
 
 /// Checks that `row` carries each field with its kind; otherwise the error
 /// names the route and the first field that is missing or of another kind
-/// (issue 10 point 11): an answer must never break its own outputSchema,
+/// (contract-notes 7; an answer never breaks its own outputSchema): an answer must never break its own outputSchema,
 /// and a row without its id is not a row a caller can use.
 pub fn require_fields(route: &str, row: &Value, fields: &[(&str, Kind)]) -> Result<(), ToolError> {
     for (field, kind) in fields {

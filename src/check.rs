@@ -29,7 +29,7 @@ pub fn run(config: &Config) -> Report {
     let mut text = format!(
         "resmon-mcp {} (contract {})\nmode: {mode}\nper-call bound in force: {} s (a call resmon has not answered by then is backend_unavailable; keep it below the harness's tool timeout: docs/setup.md)\ndiscovery:\n",
         env!("CARGO_PKG_VERSION"),
-        crate::protocol::CONTRACT_VERSION,
+        crate::tools::CONTRACT_VERSION,
         config.request_timeout.as_secs_f32()
     );
     for step in &trace {

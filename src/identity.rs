@@ -1,4 +1,4 @@
-//! Instance identity (contract 1.0 "Instance identity"; clarification 6).
+//! Instance identity (contract 1.0 "Instance identity"; contract-notes 6).
 //!
 //! `expected_runtime_id` is checked here before discovery or any request, and
 //! every reply that must carry an identity is checked shape first, then

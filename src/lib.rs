@@ -17,4 +17,5 @@ pub mod protocol;
 pub mod redact;
 mod register;
 pub mod settings_policy;
+pub mod stdio;
 pub mod tools;

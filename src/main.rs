@@ -9,8 +9,8 @@ use std::process::ExitCode;
 
 use resmon_mcp::config::Config;
 use resmon_mcp::discovery::{self, Text};
-use resmon_mcp::protocol::{self, Server};
-use resmon_mcp::{check, redact, tools};
+use resmon_mcp::protocol::Server;
+use resmon_mcp::{check, redact, stdio, tools};
 
 const HELP: &str = "\
 resmon-mcp: resmon's MCP tool surface (contract 1.0) over stdio
@@ -102,7 +102,7 @@ fn read_only_value(value: Option<std::ffi::OsString>) -> Result<bool, lexopt::Er
 
 fn main() -> ExitCode {
     // One scrubbed line instead of Rust's default panic report: never a
-    // stack trace, never a secret (issue 2 §5).
+    // stack trace, never a secret (contract 1.0 "When the backend is not named, or not running": never a stack trace).
     std::panic::set_hook(Box::new(|info| redact::log(&format!("internal error: {info}"))));
     let mut read_only_flag = false;
     let command = match parse_args(&mut read_only_flag) {
@@ -118,7 +118,7 @@ fn main() -> ExitCode {
         Command::Version => print_stdout(&format!(
             "resmon-mcp {} (contract {})\n",
             env!("CARGO_PKG_VERSION"),
-            protocol::CONTRACT_VERSION
+            tools::CONTRACT_VERSION
         )),
         Command::Serve => serve(&config),
         Command::Check { json } => {
@@ -148,7 +148,7 @@ fn serve_stdio(config: &Config) -> anyhow::Result<()> {
     let mut server = Server::new(config.backend(), config.read_only);
     let stdin = io::stdin();
     let stdout = io::stdout();
-    protocol::serve(&mut server, &mut stdin.lock(), &mut stdout.lock())
+    stdio::serve(&mut server, &mut stdin.lock(), &mut stdout.lock())
         .context("stopped serving: stdin or stdout failed")
 }
 
@@ -218,7 +218,7 @@ fn read_stdin_arguments(tool: &str) -> Result<String, String> {
              Ctrl-Z and Enter)."
         ));
     }
-    let limit = protocol::MAX_LINE_BYTES as u64;
+    let limit = stdio::MAX_LINE_BYTES as u64;
     let mut bytes = Vec::new();
     stdin
         .lock()
@@ -260,5 +260,18 @@ fn print_stdout(text: &str) -> ExitCode {
             redact::log(&format!("cannot write to stdout: {error}"));
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The read-tool count the help states is the tool table's.
+    #[test]
+    fn the_help_counts_the_read_tools_of_the_table() {
+        let reads = tools::TOOLS.iter().filter(|tool| !tool.requires_confirmation).count();
+        let stated = format!("only the {reads} read tools");
+        assert_eq!(HELP.matches(&stated).count(), 2, "--help must say `{stated}` for both switches:\n{HELP}");
     }
 }

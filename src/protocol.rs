@@ -11,13 +11,10 @@
 //! line to at most one output line; `serve` only moves lines in and out.
 //! This module knows nothing about resmon's routes.
 
-use std::io::{self, BufRead, Write};
-
 use serde_json::{Map, Value, json};
 
 use crate::backend::Backend;
-use crate::redact;
-use crate::tools;
+use crate::tools::{self, CONTRACT_VERSION};
 
 mod envelope;
 
@@ -26,11 +23,6 @@ use envelope::{Era, META_VERSION};
 pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 pub(crate) const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
 pub const STATELESS_VERSION: &str = "2026-07-28";
-/// Contract 1.0 "Versioning": the version resmon's other consumer reads.
-pub const CONTRACT_VERSION: &str = "1.0";
-/// Longest request line accepted; a longer one is answered and skipped
-/// without ever being held whole in memory.
-pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// How long a stateless client may reuse a listing or discovery answer. The
@@ -39,7 +31,7 @@ const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const CACHE_TTL_MS: u64 = 300_000;
 
 const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 const UNSUPPORTED_VERSION: i64 = -32022;
@@ -79,13 +71,13 @@ enum Answer {
     },
 }
 
-struct RpcError {
+pub(crate) struct RpcError {
     code: i64,
     message: String,
     data: Option<Value>,
 }
 
-fn rpc_error(code: i64, message: impl Into<String>) -> RpcError {
+pub(crate) fn rpc_error(code: i64, message: impl Into<String>) -> RpcError {
     RpcError { code, message: message.into(), data: None }
 }
 
@@ -379,7 +371,7 @@ fn result_line(id: &Value, result: Answer, era: Era) -> String {
     line
 }
 
-fn error_line(id: &Value, error: RpcError) -> String {
+pub(crate) fn error_line(id: &Value, error: RpcError) -> String {
     let mut body = Map::new();
     body.insert("code".into(), json!(error.code));
     body.insert("message".into(), json!(error.message));
@@ -389,119 +381,26 @@ fn error_line(id: &Value, error: RpcError) -> String {
     compact(&json!({"jsonrpc": "2.0", "id": id, "error": body}))
 }
 
-/// What reading one line produced.
-enum Line {
-    Eof,
-    Complete,
-    /// Longer than `MAX_LINE_BYTES`: the rest was skipped unread.
-    TooLong,
-}
-
-/// Reads up to the next newline into `buf`, keeping at most `MAX_LINE_BYTES`.
-fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Line> {
-    buf.clear();
-    let mut too_long = false;
-    let mut read_any = false;
-    loop {
-        let available = match input.fill_buf() {
-            Ok(available) => available,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(error) => return Err(error),
-        };
-        if available.is_empty() {
-            return Ok(match (read_any, too_long) {
-                (false, _) => Line::Eof,
-                (true, true) => Line::TooLong,
-                (true, false) => Line::Complete,
-            });
-        }
-        read_any = true;
-        let (chunk, used, done) = match available.iter().position(|&b| b == b'\n') {
-            Some(newline) => (&available[..newline], newline + 1, true),
-            None => (available, available.len(), false),
-        };
-        if !too_long {
-            if buf.len() + chunk.len() > MAX_LINE_BYTES {
-                too_long = true;
-                buf.clear();
-                buf.shrink_to(64 * 1024);
-            } else {
-                buf.extend_from_slice(chunk);
-            }
-        }
-        input.consume(used);
-        if done {
-            return Ok(if too_long { Line::TooLong } else { Line::Complete });
-        }
-    }
-}
-
-/// `handle_line`, with a panic turned into an internal error so that one bad
-/// message can never end the session. (The panic hook set in main has
-/// already written one scrubbed line to stderr.)
-fn handle_guarded(server: &mut Server, line: &[u8]) -> Option<String> {
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| server.handle_line(line)));
-    outcome.unwrap_or_else(|_| panic_reply(line))
-}
-
-/// The reply to a request whose handling panicked: addressed to the
-/// request's own id, so that the client is not left waiting for an answer
-/// that never comes. A notification still gets no reply.
-fn panic_reply(line: &[u8]) -> Option<String> {
-    let message: Value = serde_json::from_slice(line.strip_suffix(b"\r").unwrap_or(line)).ok()?;
-    let id = message.get("id")?;
-    let id = if id.is_string() || id.is_i64() || id.is_u64() { id.clone() } else { Value::Null };
-    Some(error_line(&id, rpc_error(-32603, "Internal error: this request could not be handled.")))
-}
-
-/// The stdio loop: read a line, answer it, flush. Returns on EOF. A closed
-/// stdout (the client went away) ends the loop quietly as well.
-pub fn serve(server: &mut Server, input: &mut dyn BufRead, output: &mut dyn Write) -> io::Result<()> {
-    let mut buf = Vec::with_capacity(8 * 1024);
-    loop {
-        let reply = match read_line(input, &mut buf)? {
-            Line::Eof => return Ok(()),
-            Line::Complete => handle_guarded(server, &buf),
-            Line::TooLong => Some(error_line(
-                &Value::Null,
-                rpc_error(
-                    INVALID_REQUEST,
-                    format!(
-                        "Invalid request: the message is longer than {} MiB and was skipped.",
-                        MAX_LINE_BYTES >> 20
-                    ),
-                ),
-            )),
-        };
-        if buf.capacity() > 256 * 1024 {
-            // A large request once should not keep its buffer for the session.
-            buf = Vec::with_capacity(8 * 1024);
-        }
-        if let Some(mut line) = reply {
-            // The newline goes into the reply's spare room rather than into
-            // a copy of it (the listing alone is 38 KB).
-            line.push('\n');
-            let scrubbed = redact::scrub(&line);
-            match output.write_all(scrubbed.as_bytes()).and_then(|()| output.flush()) {
-                Ok(()) => (),
-                Err(error) if error.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
-                Err(error) => return Err(error),
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The instructions name the write tools of the table, all and only
+    /// them, and count them right.
     #[test]
-    fn a_panicking_request_is_answered_to_its_own_id() {
-        let reply = panic_reply(br#"{"jsonrpc":"2.0","id":"abc","method":"tools/call"}"#).unwrap();
-        let reply: Value = serde_json::from_str(&reply).unwrap();
-        assert_eq!(reply["id"], "abc");
-        assert_eq!(reply["error"]["code"], -32603);
-        assert!(panic_reply(br#"{"jsonrpc":"2.0","method":"notifications/x"}"#).is_none());
+    fn the_instructions_list_the_write_tools_of_the_table() {
+        let writes: Vec<&str> =
+            tools::TOOLS.iter().filter(|tool| tool.requires_confirmation).map(|tool| tool.name).collect();
+        let start = INSTRUCTIONS.find("requires_confirmation: true (").expect("the list of writes") + 29;
+        let end = start + INSTRUCTIONS[start..].find(')').unwrap();
+        let listed: Vec<&str> = INSTRUCTIONS[start..end].split(',').map(str::trim).collect();
+        let mut sorted_writes = writes.clone();
+        sorted_writes.sort_unstable();
+        let mut sorted_listed = listed.clone();
+        sorted_listed.sort_unstable();
+        assert_eq!(sorted_listed, sorted_writes);
+        let words = ["Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"];
+        assert!(INSTRUCTIONS.contains(&format!("{} tools change things", words[writes.len()])));
     }
 
     #[test]

@@ -10,8 +10,8 @@
 //! writable by default.
 
 /// The six groups a request may name. `cloud` and the `execution` route are
-/// left out on purpose (contract 1.0 "Excluded on purpose"; backend NOTES
-/// disagreement 2).
+/// left out on purpose (contract 1.0 "Excluded on purpose" and "The
+/// settings update_settings may change": six groups, though resmon has seven).
 pub const GROUPS: [&str; 6] = ["ai", "assistant", "email", "embeddings", "storage", "notifications"];
 
 /// Words that make a key name credential-shaped. Matched anywhere in the name,

@@ -30,8 +30,14 @@ use crate::backend::Backend;
 use crate::error::{ToolError, ToolResult};
 
 pub(crate) use schema::{
-    identity_property, limit_property, no_arguments, nullable, object, offset_property, passed_through,
+    DEFAULT_PAGE, MAX_PAGE, identity_property, limit_property, limit_up_to, no_arguments, nullable, object,
+    offset_property, passed_through,
 };
+
+/// The version of the tool surface this table implements (contract 1.0
+/// "Versioning"): the server reports it in its initialization answer, and
+/// resmon's other consumer reads it there.
+pub const CONTRACT_VERSION: &str = "1.0";
 
 pub type Handler = fn(&mut Backend, &Args) -> ToolResult;
 
@@ -187,7 +193,7 @@ fn caller_fields(tool: &str, arguments: &serde_json::Map<String, Value>) -> Vec<
 }
 
 /// Every error that came from resmon's answer says which release answered,
-/// once one has confirmed (issue 10 point 5): the ones that name the route
+/// once one has confirmed (contract 1.0 "Error model": never claim more than resmon reported; docs/setup.md): the ones that name the route
 /// resmon answered, and the identity refusals. Not "not running" and the
 /// like: nothing answered those, so no release can be named.
 fn with_backend_version(mut error: ToolError, backend: &Backend) -> ToolError {

@@ -4,17 +4,12 @@
 use serde_json::{Map, Value, json};
 
 use super::papers::{self, Authors, IdField};
-use super::{Tool, limit_property, nullable, object, passed_through};
+use super::{DEFAULT_PAGE, MAX_PAGE, Tool, limit_property, limit_up_to, nullable, object, passed_through};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::ToolResult;
 
-/// Page size when the caller names none (contract 1.0 "Safety": small pages).
-const DEFAULT_LIMIT: i64 = 25;
-/// Largest search page; resmon itself would accept 200, but a page that big
-/// defeats the token budget the contract sets.
-const SEARCH_MAX: i64 = 100;
-/// resmon clamps `k` to 1..50 (NOTES "Parameter-name and clamp mismatches").
+/// resmon clamps `k` to 1..50 (backend-facts 6).
 const SIMILAR_MAX: i64 = 50;
 
 /// search_corpus declares no `offset`, yet a caller used to offsets will try
@@ -125,7 +120,7 @@ fn similar_input() -> Value {
     object(
         json!({
             "doc_id": {"type": "integer", "minimum": 1},
-            "limit": {"type": "integer", "minimum": 1, "description": "Default 25, max 50."},
+            "limit": limit_up_to(SIMILAR_MAX),
         }),
         &["doc_id"],
     )
@@ -198,7 +193,7 @@ fn search_corpus(backend: &mut Backend, args: &Args) -> ToolResult {
 fn search_body(args: &Args, semantic: bool) -> Value {
     let mut body = Map::new();
     body.insert("query".into(), json!(args.str("query").unwrap_or_default()));
-    body.insert("limit".into(), json!(args.limit("limit", DEFAULT_LIMIT, SEARCH_MAX)));
+    body.insert("limit".into(), json!(args.limit("limit", DEFAULT_PAGE, MAX_PAGE)));
     body.insert("sort".into(), json!(if semantic { "similarity" } else { "newest" }));
     if let Some(cursor) = args.str("cursor") {
         body.insert("cursor".into(), json!(cursor));
@@ -267,7 +262,7 @@ fn mode_unavailable(reply: &Value, declined: bool) -> Value {
 
 fn find_similar(backend: &mut Backend, args: &Args) -> ToolResult {
     let doc_id = args.required_int("doc_id")?;
-    let k = args.limit("limit", DEFAULT_LIMIT, SIMILAR_MAX);
+    let k = args.limit("limit", DEFAULT_PAGE, SIMILAR_MAX);
     let path = format!("/api/documents/{doc_id}/similar");
     let reply = backend.get_object(&path, &[("k", k.to_string())])?;
     shape_similar(&reply, &format!("GET {path}"))

@@ -5,7 +5,10 @@ use serde_json::{Map, Value, json};
 
 use super::papers::{self, Authors, IdField};
 use super::rows::parse_json_text;
-use super::{Tool, identity_property, limit_property, nullable, object, offset_property, passed_through};
+use super::{
+    DEFAULT_PAGE, MAX_PAGE, Tool, identity_property, limit_property, nullable, object, offset_property,
+    passed_through,
+};
 use crate::args::Args;
 use crate::backend::{self, Backend, Kind, Method};
 use crate::error::ToolResult;
@@ -222,7 +225,7 @@ fn record_output() -> Value {
 }
 
 fn list_executions(backend: &mut Backend, args: &Args) -> ToolResult {
-    let limit = args.limit("limit", 25, 100) as usize;
+    let limit = args.limit("limit", DEFAULT_PAGE, MAX_PAGE) as usize;
     let offset = args.int("offset").unwrap_or(0).max(0) as usize;
     let routine_id = args.int("routine_id");
     let status = args.str("status");
@@ -276,7 +279,7 @@ fn unfiltered_page(
     Ok(Page { rows, has_more, total, scan_limit_reached: false })
 }
 
-/// resmon cannot filter runs by routine or status (NOTES.md "Traps"), so
+/// resmon cannot filter runs by routine or status (backend-facts 5), so
 /// whole pages are read from the newest and filtered here until the requested
 /// page and one row beyond it are known, resmon runs out, or the bound is hit.
 fn filtered_page(
@@ -429,7 +432,7 @@ fn execution_detail(body: Value, identity: Value) -> Value {
 
 fn get_execution_results(backend: &mut Backend, args: &Args) -> ToolResult {
     let exec_id = args.required_int("exec_id")?;
-    let limit = args.limit("limit", 25, 100) as usize;
+    let limit = args.limit("limit", DEFAULT_PAGE, MAX_PAGE) as usize;
     let offset = args.int("offset").unwrap_or(0).max(0) as usize;
     let route = format!("/api/executions/{exec_id}/references");
     // contract 1.0 "Tools › Read": ID-bearing JSON; the route returns the

@@ -68,7 +68,7 @@ fn one_of(what: &str) -> ToolError {
     .with_detail("arguments", json!(["exec_id", "doc_ids"]))
 }
 
-/// routes.json: by execution, only `format` is sent; `include_ids` belongs
+/// backend-facts 13: by execution, only `format` is sent; `include_ids` belongs
 /// to get_execution_results and resmon refuses it for non-json formats.
 fn by_execution(backend: &mut Backend, exec_id: i64, format: &str) -> Result<Reply, ToolError> {
     let path = format!("/api/executions/{exec_id}/references");
@@ -83,7 +83,7 @@ fn by_documents(backend: &mut Backend, doc_ids: &Value, format: &str) -> Result<
     backend.send(Method::Post, "/api/export/references", &[], Some(&body))
 }
 
-/// The body is a file (NOTES "Responses that are not JSON objects"), and the
+/// The body is a file (backend-facts 4), and the
 /// answer carries it unchanged. A json file must still be a JSON array, and
 /// the other three must not be JSON at all: either mismatch is not the file
 /// that was asked for.

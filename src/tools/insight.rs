@@ -107,8 +107,8 @@ fn watchdog_output() -> Value {
     schema
 }
 
-/// `window` is sent when given (routes.json lists it that way). The analytics
-/// routes of the releases read declare no window (NOTES disagreement 12), so
+/// `window` is sent when given. The analytics routes of the releases read
+/// declare no window (backend-facts 11), so
 /// `data` may well cover everything; the note says only what this server did
 /// with the window, because a claim about what resmon supports would turn
 /// false with a release that adds it (contract 1.0 "Error model": never claim
@@ -130,7 +130,7 @@ fn get_analytics(backend: &mut Backend, args: &Args) -> ToolResult {
     Ok(json!({"view": view, "data": data, "window_note": window_note}))
 }
 
-/// resmon always returns muted findings, flagged (NOTES disagreement 13),
+/// resmon always returns muted findings, flagged (backend-facts 5),
 /// so hiding them is this tool's job. Everything else passes through as
 /// resmon sent it (contract-notes 10), unknown severities included.
 fn get_watchdog_findings(backend: &mut Backend, args: &Args) -> ToolResult {

@@ -85,7 +85,7 @@ pub(crate) fn paper(row: &Value, id: IdField, authors: Authors) -> Option<Map<St
     let text = |name: &str| row.get(name).filter(|value| value.is_string()).cloned().unwrap_or(Value::Null);
     let mut out = Map::new();
     out.insert("id".into(), json!(id));
-    // Absent values are null, never an invented empty string (issue 10 point 11).
+    // Absent values are null, never an invented empty string (contract-notes 7; an answer never breaks its own outputSchema).
     out.insert("title".into(), text("title"));
     if authors == Authors::Listed || row.get("authors").is_some_and(|names| !names.is_null()) {
         let names = author_names(row.get("authors"));
@@ -110,8 +110,7 @@ pub(crate) fn with_distance(mut paper: Map<String, Value>, row: &Value) -> Map<S
     paper
 }
 
-/// resmon stores authors as one comma-joined string (backend NOTES "JSON
-/// inside strings"); a list is accepted too, should a release send one.
+/// resmon stores authors as one comma-joined string (backend-facts 3); a list is accepted too, should a release send one.
 fn author_names(value: Option<&Value>) -> Vec<String> {
     match value {
         Some(Value::String(joined)) => {

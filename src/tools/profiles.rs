@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::papers::{self, Authors, IdField};
 use super::rows::parse_json_text;
-use super::{Tool, limit_property, nullable, object, offset_property};
+use super::{DEFAULT_PAGE, MAX_PAGE, Tool, limit_property, nullable, object, offset_property};
 use crate::args::Args;
 use crate::backend::{self, Backend};
 use crate::error::{ToolError, ToolResult};
@@ -257,7 +257,7 @@ fn decoded_profile(profile: &Value) -> Value {
 
 /// For a resmon that sent no `basis_warning`: the warning is never dropped
 /// for want of the backend's sentence; it follows resmon's rule that only an
-/// ORCID lifts it (NOTES.md disagreement 15).
+/// ORCID lifts it (backend-facts 10).
 fn fallback_basis_warning(profile: &Value) -> Value {
     if orcid_of(profile).is_some() {
         return Value::Null;
@@ -331,7 +331,7 @@ fn totals(body: &Value, route: &str) -> Result<(Value, Value), ToolError> {
 
 fn get_profile_matches(backend: &mut Backend, args: &Args) -> ToolResult {
     let id = args.required_int("profile_id")?;
-    let limit = args.limit("limit", 25, 100);
+    let limit = args.limit("limit", DEFAULT_PAGE, MAX_PAGE);
     let offset = args.int("offset").unwrap_or(0).max(0);
     let route = format!("/api/profiles/{id}/matches");
     let query = [("limit", limit.to_string()), ("offset", offset.to_string())];

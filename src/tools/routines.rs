@@ -152,7 +152,7 @@ fn list_routines(backend: &mut Backend, args: &Args) -> ToolResult {
     for row in &rows {
         require_routine("GET /api/routines", row)?;
     }
-    // The route has no filter of its own (NOTES.md "Traps"), so it is applied here.
+    // The route has no filter of its own (backend-facts 5), so it is applied here.
     let matching: Vec<&Value> =
         rows.iter().filter(|row| !active_only || flag(row.get("is_active")) == Some(true)).collect();
     let listed: Vec<Value> = matching.iter().take(MAX_ROUTINES).map(|row| list_row(row)).collect();
@@ -192,7 +192,7 @@ fn get_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     let deliveries = backend.get_object(&format!("/api/routines/{id}/deliveries"), &[]);
     // A failed audit does not hide the routine the person asked about: the
     // record was read, so it is returned with coverage null and the reason
-    // beside it (routes.json: the audit must not fail get_routine).
+    // beside it (backend-facts 13; contract-notes 15).
     match coverage {
         Ok(body) => {
             answer.insert("coverage".into(), coverage_projection(&body));
@@ -251,7 +251,7 @@ fn unavailable_sentence(error: &ToolError) -> String {
 }
 
 /// Built from the route's `summary` only: the rows carry each destination's
-/// address, folder or URL (shapes.md#routine-deliveries) and never leave.
+/// address, folder or URL (backend-facts 8) and never leave.
 /// None when the answer has no usable summary, which drops the key.
 fn delivery_summary(body: &Value) -> Option<Value> {
     let summary = body.get("summary")?.as_object()?;
@@ -285,7 +285,7 @@ fn delivery_summary(body: &Value) -> Option<Value> {
     }))
 }
 
-/// resmon's adapters already scrub `last_error` (shapes.md#routine-deliveries),
+/// resmon's adapters already scrub `last_error` (backend-facts 8),
 /// but contract 1.0 promises no address, path or URL at all, so anything of
 /// those shapes an older or careless adapter left is replaced here too.
 pub(super) fn scrub_destinations(text: &str) -> String {
@@ -356,7 +356,7 @@ fn sources_of(parameters: &Value) -> Value {
 }
 
 /// The editor's keyword list when there is one, else the query as typed
-/// (shapes.md#routine-list); a watch routine with an empty query has none.
+/// (backend-facts 13); a watch routine with an empty query has none.
 fn keywords_of(parameters: &Value) -> Value {
     let keywords = string_list(parameters.get("keywords"));
     if !keywords.is_empty() {

@@ -10,7 +10,7 @@ use crate::backend::{self, Kind};
 use crate::error::ToolError;
 
 /// The routine flags. The list route sends them as 0/1, the detail route
-/// as booleans (backend NOTES "0/1 integers vs booleans").
+/// as booleans (backend-facts 2).
 pub(super) const FLAGS: [&str; 5] =
     ["is_active", "email_enabled", "email_ai_summary_enabled", "ai_enabled", "notify_on_complete"];
 
@@ -39,7 +39,7 @@ pub(super) fn flag_value(value: Option<&Value>) -> Value {
     flag(value).map_or(Value::Null, Value::Bool)
 }
 
-/// JSON stored as text (backend NOTES "JSON inside strings") decoded; text
+/// JSON stored as text (backend-facts 3) decoded; text
 /// that does not decode is returned as it came rather than dropped.
 pub(super) fn parse_json_text(value: Option<&Value>) -> Value {
     match value {

@@ -1,6 +1,6 @@
 //! Small builders for the portable JSON Schema subset the table uses:
 //! object roots with `properties`, one `type` per property, arrays with
-//! `items`, no `$ref` and no top-level composition (issue 2 §6).
+//! `items`, no `$ref` and no top-level composition (contract-notes 7 and 22).
 
 use serde_json::{Map, Value, json};
 
@@ -24,7 +24,7 @@ pub(crate) fn nullable(description: &str) -> Value {
 /// An answer passed through from resmon (contract-notes 9 and 10): its
 /// fields are described but not typed below the root, since any of them
 /// may come back null or in a shape a newer release chose, and the answer
-/// must still validate (issue 10 point 11). Fields this server computes
+/// must still validate (contract-notes 7; an answer never breaks its own outputSchema). Fields this server computes
 /// itself are typed by the caller after this.
 pub(crate) fn passed_through(mut schema: Value) -> Value {
     fn strip(schema: &mut Value) {
@@ -48,8 +48,20 @@ pub(crate) fn passed_through(mut schema: Value) -> Value {
 
 /// A page size: 25 unless given, larger values clamped to 100 by the handler.
 pub(crate) fn limit_property() -> Value {
-    json!({"type": "integer", "minimum": 1, "description": "Default 25, max 100."})
+    limit_up_to(MAX_PAGE)
 }
+
+/// A page size with its own largest value (find_similar's is resmon's own
+/// clamp, backend-facts 6).
+pub(crate) fn limit_up_to(max: i64) -> Value {
+    json!({"type": "integer", "minimum": 1, "description": format!("Default {DEFAULT_PAGE}, max {max}.")})
+}
+
+/// The page size when the caller names none, and the largest this server
+/// asks for: small pages are a contract term (contract 1.0 "Safety": token
+/// efficiency), and these two numbers are the whole of that rule here.
+pub(crate) const DEFAULT_PAGE: i64 = 25;
+pub(crate) const MAX_PAGE: i64 = 100;
 
 /// A page offset. Its default of 0 goes without saying, so it is not said:
 /// every byte of an input schema is paid in every conversation (contract-notes 14).

@@ -1,8 +1,8 @@
 //! `update_settings`: change a few of resmon's settings, guarded by name, and
 //! answer with what really changed (contract 1.0 "The settings update_settings
-//! may change"; clarifications 11-13).
+//! may change"; contract-notes 11-13).
 //!
-//! Refusals come in the order clarification 11 fixes: group, credential-shaped
+//! Refusals come in the order contract-notes 11 fixes: group, credential-shaped
 //! names (over every requested key), withheld names, then the GET, then keys the
 //! group does not have, then values. Everything before the GET sends nothing.
 
@@ -84,7 +84,7 @@ fn update_settings(backend: &mut Backend, args: &Args) -> ToolResult {
     refuse_unknown(group, &requested, &before)?;
     refuse_unlisted(group, &requested)?;
     // Values are judged only once every key is known to be real and
-    // writable (clarification 11's order), and still before the PUT.
+    // writable (contract-notes 11's order), and still before the PUT.
     refuse_unusable_values(&requested)?;
     let sent = values_to_send(&requested, &before)?;
     let body = json!({"settings": Value::Object(sent.clone())});
@@ -159,7 +159,7 @@ fn refuse_withheld(requested: &Map<String, Value>) -> Result<(), ToolError> {
     .with_detail("withheld", Value::Object(withheld)))
 }
 
-/// Values no key accepts (clarification 12): only text, or a JSON boolean for
+/// Values no key accepts (contract-notes 12): only text, or a JSON boolean for
 /// an on/off key, ever reaches the PUT.
 fn refuse_unusable_values(requested: &Map<String, Value>) -> Result<(), ToolError> {
     let Some((key, value)) = requested.iter().find(|(_, value)| !value.is_string() && !value.is_boolean())
@@ -227,7 +227,7 @@ fn refuse_unlisted(group: &str, requested: &Map<String, Value>) -> Result<(), To
 
 /// Text for text keys; for a key the GET returns as a JSON boolean, a JSON
 /// boolean, because resmon stores that one by truthiness and the text "false"
-/// would switch it on (clarification 12).
+/// would switch it on (contract-notes 12).
 fn values_to_send(
     requested: &Map<String, Value>,
     current: &Map<String, Value>,
@@ -266,7 +266,7 @@ fn as_text(key: &str, value: &Value) -> Result<Value, ToolError> {
 }
 
 /// The answer is built from the two reads, never from the input
-/// (clarification 13): a side effect on another key is a change too.
+/// (contract-notes 13): a side effect on another key is a change too.
 fn diff_answer(
     group: &str,
     requested: &Map<String, Value>,
@@ -335,6 +335,13 @@ fn quoted_list(names: &[&str], one: &str, many: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The description's count of writable keys is the policy's.
+    #[test]
+    fn the_description_counts_the_writable_keys_of_the_policy() {
+        let stated = format!("only the {} keys", crate::settings_policy::WRITABLE.len());
+        assert!(UPDATE_SETTINGS.description.contains(&stated), "{}", UPDATE_SETTINGS.description);
+    }
 
     fn map(value: Value) -> Map<String, Value> {
         value.as_object().unwrap().clone()

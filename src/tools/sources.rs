@@ -79,7 +79,7 @@ fn list_sources(backend: &mut Backend, _: &Args) -> ToolResult {
 /// Presence by alias, or the sentence to show when it cannot be had. A
 /// failure here must not read as "absent" (contract 1.0 "Safety": the
 /// three-state honesty), so the catalog is still answered with status
-/// unknown rather than failing the whole call, as routes.json notes.
+/// unknown rather than failing the whole call, as backend-facts 13 notes.
 fn credential_statuses(backend: &mut Backend) -> Result<Map<String, Value>, String> {
     let unknown = |why: String| {
         format!(

@@ -224,7 +224,7 @@ fn not_kept(args: &Args, sent: &Value, stored: &Value, routine: &Value) -> Vec<S
     out
 }
 
-/// The route's own shape (backend routes.json, POST /api/routines):
+/// The route's own shape (backend-facts 7):
 /// `schedule_cron`, `parameters` as an object, and `is_active: false` written
 /// out because resmon's default is active (contract 1.0 "Write").
 fn routine_body(args: &Args) -> Result<Value, ToolError> {
@@ -322,7 +322,7 @@ fn create_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
         return Err(backend::unexpected_shape("POST /api/profiles", "a profile with an integer `id`"));
     };
     // When resmon leaves the warning off, decide from what was sent: only an
-    // ORCID lets matches rest on an identifier (NOTES disagreement 15).
+    // ORCID lets matches rest on an identifier (backend-facts 10).
     let warning = match profile.get("basis_warning").filter(|warning| warning.is_string()) {
         Some(warning) => warning.clone(),
         None if args.str("orcid").is_some() => Value::Null,
@@ -342,7 +342,7 @@ fn create_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
     Ok(json!({"basis_warning": warning, "detail": detail, "profile": profile}))
 }
 
-/// Always a person: the tool's arguments describe one (routes.json,
+/// Always a person: the tool's arguments describe one (backend-facts 7,
 /// POST /api/profiles). The display name is also the first name to match.
 fn profile_body(args: &Args) -> Result<Value, ToolError> {
     let name = args.required_str("name")?;

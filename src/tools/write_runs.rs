@@ -177,7 +177,7 @@ fn run_answer(routine_id: i64, accepted_later: bool, answer: &Value) -> Value {
 }
 
 /// The machine-readable part of this conflict travels in headers; the body is
-/// a sentence (backend NOTES disagreement 16).
+/// a sentence (backend-facts 9).
 fn already_running(reply: &Reply) -> ToolError {
     let execution_id =
         reply.header("X-Resmon-Execution-Id").and_then(|value| value.trim().parse::<i64>().ok());
