@@ -25,46 +25,9 @@ mkdir -p "$work"
 log="$work/clients.log"
 : >"$log"
 
-passed=0
-failed=0
-started=$SECONDS
-
-note() { echo "== $*"; }
-# A failure outside the client scripts (build, install, a crashed script).
-setup_fail() {
-    failed=$((failed + 1))
-    echo "FAIL setup $*"
-}
-finish() {
-    echo "== client stage took $((SECONDS - started)) s (full log: ${log#"$root"/})"
-    echo "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit $?
-}
-
-# Runs one client script with a hang guard, shows and logs its output, and
-# adds its PASS/FAIL lines to the totals. A script that exits non-zero
-# without reporting a failure (a crash) counts as one failure.
-stage() {
-    local name="$1" limit="$2"
-    shift 2
-    local out="$work/$name.out" t0=$SECONDS rc
-    note "$name"
-    timeout --kill-after=10 "$limit" "$@" >"$out" 2>"$work/$name.err"
-    rc=$?
-    cat "$out"
-    cat "$out" >>"$log"
-    local p f
-    p=$(grep -c '^PASS ' "$out")
-    f=$(grep -c '^FAIL ' "$out")
-    passed=$((passed + p))
-    failed=$((failed + f))
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        setup_fail "$name exited with status $rc without reporting a failure$([ "$rc" -eq 124 ] && echo " (timed out after $limit s)"); stderr:"
-        tail -n 20 "$work/$name.err"
-    fi
-    echo "-- $name: $p passed, $f failed, exit $rc, $((SECONDS - t0)) s"
-}
+stage_label="client stage"
+# shellcheck source=../lib/tally.sh
+source "$root/tests/lib/tally.sh"
 
 cd "$root" || exit 1
 for tool in cargo rustc python3 node npm timeout; do
@@ -149,15 +112,15 @@ echo "npm packages ready in $((SECONDS - t0)) s"
 if [ "$python_ready" -eq 0 ]; then
     setup_fail "python-sdk did not run: its venv is not ready"
 else
-    stage python-sdk 180 "$venv/bin/python" "$here/py_client.py" --server "$server" --fake "$fake" --calls "$calls"
+    stage_run python-sdk 180 "$venv/bin/python" "$here/py_client.py" --server "$server" --fake "$fake" --calls "$calls"
 fi
 if [ "$node_ready" -eq 0 ]; then
     # Never a silent skip: each client that could not run is a failure of its own.
     setup_fail "typescript-sdk did not run: its npm packages are not installed"
     setup_fail "inspector did not run: its npm packages are not installed"
 else
-    stage typescript-sdk 120 node "$npm_dir/ts_client.mjs" --server "$server" --fake "$fake" --calls "$calls"
-    stage inspector 240 python3 "$here/inspector_cli.py" --inspector "$npm_dir/node_modules/.bin/mcp-inspector" \
+    stage_run typescript-sdk 120 node "$npm_dir/ts_client.mjs" --server "$server" --fake "$fake" --calls "$calls"
+    stage_run inspector 240 python3 "$here/inspector_cli.py" --inspector "$npm_dir/node_modules/.bin/mcp-inspector" \
         --server "$server" --fake "$fake" --calls "$calls"
 fi
 

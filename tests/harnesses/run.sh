@@ -31,46 +31,9 @@ mkdir -p "$work"
 log="$work/harnesses.log"
 : >"$log"
 
-passed=0
-failed=0
-started=$SECONDS
-
-note() { echo "== $*"; }
-setup_fail() {
-    failed=$((failed + 1))
-    echo "FAIL setup $*"
-}
-finish() {
-    echo "== harness stage took $((SECONDS - started)) s (full log: ${log#"$root"/})"
-    echo "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit $?
-}
-
-# Runs one driver inside a loopback-only network namespace with a hang
-# guard, and adds its PASS/FAIL lines to the totals. A driver that exits
-# non-zero without reporting a failure (a crash) counts as one failure.
-stage() {
-    local name="$1" limit="$2"
-    shift 2
-    local out="$work/$name.out" t0=$SECONDS rc
-    note "$name (inside unshare -n, loopback only)"
-    timeout --kill-after=10 "$limit" unshare -n -- bash -c 'ip link set lo up && exec "$@"' isolated "$@" \
-        </dev/null >"$out" 2>"$work/$name.err"
-    rc=$?
-    cat "$out"
-    cat "$out" >>"$log"
-    local p f
-    p=$(grep -c '^PASS ' "$out")
-    f=$(grep -c '^FAIL ' "$out")
-    passed=$((passed + p))
-    failed=$((failed + f))
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        setup_fail "$name exited with status $rc without reporting a failure$([ "$rc" -eq 124 ] && echo " (timed out after $limit s)"); stderr:"
-        tail -n 20 "$work/$name.err"
-    fi
-    echo "-- $name: $p passed, $f failed, exit $rc, $((SECONDS - t0)) s"
-}
+stage_label="harness stage"
+# shellcheck source=../lib/tally.sh
+source "$root/tests/lib/tally.sh"
 
 cd "$root" || exit 1
 
@@ -138,13 +101,13 @@ echo "npm packages ready in $((SECONDS - t0)) s"
 if [ "$node_ready" -eq 0 ]; then
     setup_fail "gemini-cli did not run: its npm package is not installed"
 else
-    stage gemini-cli 300 python3 "$here/gemini_cli.py" --gemini "$npm_dir/node_modules/.bin/gemini" \
+    stage_run gemini-cli 300 --isolated python3 "$here/gemini_cli.py" --gemini "$npm_dir/node_modules/.bin/gemini" \
         --server "$server" --fake "$fake"
 fi
 if [ "$python_ready" -eq 0 ]; then
     setup_fail "agents-sdk did not run: its venv is not ready"
 else
-    stage agents-sdk 240 env OPENAI_AGENTS_DISABLE_TRACING=1 "$venv/bin/python" "$here/agents_sdk.py" \
+    stage_run agents-sdk 240 --isolated env OPENAI_AGENTS_DISABLE_TRACING=1 "$venv/bin/python" "$here/agents_sdk.py" \
         --server "$server" --fake "$fake"
 fi
 
