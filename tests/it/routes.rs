@@ -8,8 +8,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::calls::every_branch;
-use crate::fake_backend::FakeBackend;
-use crate::harness::{Session, TempDir, env_for, structured};
+use crate::harness::{Session, env_for, start_fake, structured};
 
 /// The number contract 1.0 states. Changing what the tools reach means
 /// changing this number in the same commit, on purpose.
@@ -48,8 +47,7 @@ fn is_excluded(excluded: &[Value], method: &str, path: &str) -> Option<String> {
 
 /// Drives every branch and returns the distinct (method, concrete path) pairs sent.
 fn pairs_sent() -> BTreeSet<(String, String)> {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let mut session = Session::initialized(&env_for(&fake));
     for (tool, arguments) in every_branch(&fake.runtime_id()) {
         let result = session.call(tool, arguments.clone());

@@ -13,15 +13,13 @@ use serde_json::{Value, json};
 
 use resmon_mcp::settings_policy as policy;
 
-use crate::fake_backend::FakeBackend;
-use crate::harness::{Session, TempDir, WRITE_TOOLS, cli_call, env_for, structured, tool_error};
+use crate::harness::{Fake, Session, WRITE_TOOLS, cli_call, env_for, start_fake, structured, tool_error};
 
 // ------------------------------------------------------------------ helpers
 
 struct Bench {
-    _dir: TempDir,
-    fake: FakeBackend,
     session: Session,
+    fake: Fake,
 }
 
 fn bench() -> Bench {
@@ -29,12 +27,11 @@ fn bench() -> Bench {
 }
 
 fn bench_with(extra: &[(&str, &str)]) -> Bench {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let mut env = env_for(&fake);
     env.extend(extra.iter().map(|(key, value)| (key.to_string(), value.to_string())));
     let session = Session::initialized(&env);
-    Bench { _dir: dir, fake, session }
+    Bench { session, fake }
 }
 
 impl Bench {
@@ -283,8 +280,7 @@ fn run_routine_maps_a_missing_routine_and_refuses_bad_ids_unsent() {
 
 #[test]
 fn run_tools_work_through_the_call_subcommand() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let (code, answer, text) =
         cli_call("run_sweep", json!({"query": "q", "sources": ["arxiv"]}), &env_for(&fake));
     assert_eq!(code, Some(0), "{text}");
@@ -577,8 +573,7 @@ fn activate_and_deactivate_switch_the_schedule_flag_and_repeat_safely() {
 
 #[test]
 fn record_tools_work_through_the_call_subcommand() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let (code, answer, text) = cli_call("deactivate_routine", json!({"routine_id": 7}), &env_for(&fake));
     assert_eq!(code, Some(0), "{text}");
     assert_eq!(answer, json!({"id": 7, "is_active": false}));
@@ -730,8 +725,7 @@ fn update_settings_passes_on_resmons_own_refusal_of_a_value() {
 
 #[test]
 fn update_settings_works_through_the_call_subcommand() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let (code, answer, text) = cli_call(
         "update_settings",
         json!({"group": "assistant", "settings": {"assistant_effort": "low"}}),
