@@ -675,3 +675,25 @@ pub fn schema_problems(schema: &Value, value: &Value, path: &str) -> Vec<String>
     }
     problems
 }
+
+/// The checker itself must catch what it is for, or every test that leans
+/// on it passes for nothing.
+#[test]
+fn call_problems_catches_every_rule_an_answer_breaks() {
+    let text = |value: &Value| json!([{"type": "text", "text": value.to_string()}]);
+    let health = json!({"status": "ok", "version": "2.3.0", "schema_version": null, "scheduler": null,
+                        "daemon": null, "identity": null});
+    let good = json!({"result": {"isError": false, "content": text(&health), "structuredContent": health}});
+    assert!(output_problems("health", &health).is_empty(), "the sample must fit health's outputSchema");
+    assert_eq!(call_problems("health", &good), Vec::<String>::new());
+    let broken_answers = [
+        json!({"error": {"code": -32602, "message": "x"}}),
+        json!({"result": {"content": text(&health), "structuredContent": health}}),
+        json!({"result": {"isError": false, "content": text(&json!({})), "structuredContent": health}}),
+        json!({"result": {"isError": false, "content": text(&json!({"status": 7})), "structuredContent": {"status": 7}}}),
+        json!({"result": {"isError": true, "content": [{"type": "text", "text": "upstream_error: no"}]}}),
+    ];
+    for answer in broken_answers {
+        assert!(!call_problems("health", &answer).is_empty(), "passed: {answer}");
+    }
+}

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::calls::every_branch;
 use crate::fake_backend::{Fault, OLDER_RELEASE_LACKS, ROUTES};
 use crate::harness::{
-    Fake, Session, TEST_TIMEOUT_MS, env_for, output_problems, run_cli, start_fake, structured, tool_error,
+    Fake, Session, TEST_TIMEOUT_MS, call_problems, env_for, run_cli, start_fake, structured, tool_error,
 };
 
 fn started() -> (Fake, Session) {
@@ -318,11 +318,8 @@ fn answers_keep_their_output_schema_when_resmon_leaves_out_any_field() {
             let answer = session.request("tools/call", json!({"name": tool, "arguments": arguments}));
             let result = answer["result"].clone();
             checked += 1;
-            if result["isError"] == false {
-                let problems = output_problems(tool, &result["structuredContent"]);
-                if let Some(first) = problems.first() {
-                    broken.push(format!("{tool} {arguments} {how} `{key}`: {first}"));
-                }
+            if let Some(first) = call_problems(tool, &answer).first() {
+                broken.push(format!("{tool} {arguments} {how} `{key}`: {first}"));
             } else if result["isError"] == true {
                 let error = tool_error(&result);
                 if error["error"] == "upstream_error" {
@@ -338,7 +335,12 @@ fn answers_keep_their_output_schema_when_resmon_leaves_out_any_field() {
     }
     fake.clear_faults();
     assert!(checked > 300, "only {checked} cases were checked");
-    assert!(broken.is_empty(), "{} answers break their outputSchema:\n{}", broken.len(), broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "{} answers break their outputSchema or the shape of an answer:\n{}",
+        broken.len(),
+        broken.join("\n")
+    );
     assert!(
         unnamed.is_empty(),
         "{} upstream errors do not name the route and field:\n{}",

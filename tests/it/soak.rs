@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::calls::every_branch;
 use crate::fake_backend::Fault;
-use crate::harness::{Session, env_for, start_fake};
+use crate::harness::{Session, call_problems, env_for, start_fake};
 
 /// The measurement window opens after this many calls (allocator and
 /// connection warm-up happen before it).
@@ -77,6 +77,9 @@ fn memory_and_descriptors_stay_flat_over_many_calls() {
         match (inject, is_error) {
             (false, Some(false)) | (true, Some(true)) => (),
             _ => failures.push(format!("call {index} ({tool}, injected: {inject}): {answer}")),
+        }
+        if let Some(problem) = call_problems(tool, &answer).first() {
+            failures.push(format!("call {index} ({tool}, injected: {inject}): {problem}"));
         }
         if failures.len() > 10 {
             break;

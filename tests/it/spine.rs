@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use crate::fake_backend::{FakeBackend, Fault};
 use crate::harness::{
-    Session, TempDir, Witness, cli_call, dead_port, env_for, run_cli, start_fake, start_fake_at, structured,
-    tool_error, vars,
+    Session, TempDir, Witness, cli_call, dead_port, env_for, run_cli, start_fake, structured, tool_error,
+    vars,
 };
 
 fn assert_no_token(fake: &FakeBackend, text: &str) {
@@ -73,9 +73,8 @@ fn call_prints_health_and_exits_zero() {
 
 #[test]
 fn resmon_port_wins_and_a_named_port_that_does_not_answer_is_never_widened() {
-    let dir = TempDir::new();
     // A live resmon whose port file and token are right there...
-    let other = start_fake_at(dir.path());
+    let other = start_fake();
     // ...but RESMON_PORT names a port where nothing listens.
     let port = dead_port();
     let vars = vars(&[
@@ -83,7 +82,7 @@ fn resmon_port_wins_and_a_named_port_that_does_not_answer_is_never_widened() {
         ("RESMON_PORT_FILE", other.port_file().display().to_string()),
         ("RESMON_STATE_DIR", other.state_dir().display().to_string()),
     ]);
-    std::fs::write(dir.path().join(format!("api-token-{port}")), "a".repeat(43)).unwrap();
+    std::fs::write(other.dir().join(format!("api-token-{port}")), "a".repeat(43)).unwrap();
     let (code, answer, output) = cli_call("health", json!({}), &vars);
     assert_eq!(code, Some(1));
     assert_eq!(answer["error"], "backend_unavailable");
