@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::fake_backend::FakeBackend;
-use crate::harness::{Launch, TempDir, cli_call, env_for, run_cli, start_fake, vars};
+use crate::harness::{Launch, TempDir, cli_call, env_for, printed_answer, run_cli, start_fake, vars};
 
 /// A refusal about a local file must come at once: well under the
 /// per-request bound, and nowhere near a hang.
@@ -36,7 +36,8 @@ impl Run {
 
 /// Runs the binary with exactly `env` (plus PATH and an empty HOME), feeding
 /// `stdin`. With `as_other_user`, a root test runs it as `nobody`, so that a
-/// file without read permission is really refused.
+/// file without read permission is really refused. A successful `call` is
+/// checked against its tool's outputSchema.
 fn run(args: &[&str], env: &[(String, String)], stdin: &[u8], as_other_user: bool) -> Run {
     let mut launch = Launch::new(env).args(args).stdin(stdin);
     if as_other_user {
@@ -44,11 +45,15 @@ fn run(args: &[&str], env: &[(String, String)], stdin: &[u8], as_other_user: boo
     }
     let started = Instant::now();
     let output = launch.output();
+    let took = started.elapsed();
+    if let ["call", tool, ..] = args {
+        printed_answer(tool, &output);
+    }
     Run {
         code: output.status.code(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        took: started.elapsed(),
+        took,
     }
 }
 

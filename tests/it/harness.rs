@@ -396,22 +396,30 @@ pub fn run_cli(args: &[&str], env: &[(String, String)]) -> Output {
     Launch::new(env).args(args).output()
 }
 
-/// `call <tool> <json>`: the exit code, the parsed stdout and all the text
-/// written. A success (exit 0) is checked against the tool's outputSchema,
-/// as `Session::call` checks every successful tools/call.
+/// `call <tool> <json>`: the exit code, the printed answer (`printed_answer`)
+/// and all the text written.
 pub fn cli_call(tool: &str, arguments: Value, env: &[(String, String)]) -> (Option<i32>, Value, String) {
     let output = run_cli(&["call", tool, &arguments.to_string()], env);
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    let value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    let answer = printed_answer(tool, &output);
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    (output.status.code(), answer, text)
+}
+
+/// What `call <tool> ...` printed on stdout, parsed (null when it is not
+/// JSON). A success (exit 0) is checked against the tool's outputSchema, as
+/// `Session::call` checks every successful tools/call.
+pub fn printed_answer(tool: &str, output: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let answer = serde_json::from_str(&stdout).unwrap_or(Value::Null);
     if output.status.code() == Some(0) {
-        let problems = output_problems(tool, &value);
+        let problems = output_problems(tool, &answer);
         assert!(
             problems.is_empty(),
             "call {tool} printed an answer outside its outputSchema: {problems:?}\n{stdout}"
         );
     }
-    (output.status.code(), value, format!("{stdout}{stderr}"))
+    answer
 }
 
 /// One running server session over pipes.

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{Launch, Session, tool_error};
+use crate::harness::{Launch, Session, call_problems, tool_error};
 
 const STATELESS: &str = "2026-07-28";
 
@@ -231,6 +231,7 @@ fn stateless_requests_are_served_without_a_handshake() {
     let answer = session.recv();
     assert_eq!(answer["result"]["resultType"], "complete");
     assert_eq!(answer["result"]["isError"], true);
+    assert_eq!(call_problems("health", &answer), Vec::<String>::new());
 }
 
 #[test]

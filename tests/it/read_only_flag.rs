@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Session, WRITE_TOOLS, env_for, run_cli, start_fake, tool_error};
+use crate::harness::{Session, WRITE_TOOLS, env_for, printed_answer, run_cli, start_fake, tool_error};
 
 fn read_only_var() -> (String, String) {
     ("RESMON_MCP_READ_ONLY".into(), "1".into())
@@ -82,6 +82,7 @@ fn the_flag_reaches_check_and_call() {
     let output =
         run_cli(&["--read-only=false", "call", "activate_routine", r#"{"routine_id": 8}"#], &env_for(&fake));
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+    assert_eq!(printed_answer("activate_routine", &output)["is_active"], json!(true));
     assert_eq!(fake.state().routine(8).unwrap()["is_active"], json!(1), "=false lets the write through");
 }
 
