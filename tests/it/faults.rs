@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use crate::calls::every_branch;
 use crate::fake_backend::{FakeBackend, Fault};
 use crate::harness::{
-    Session, TEST_TIMEOUT_MS, TempDir, Witness, call_problems, clip, dead_port, env_for, error_payload,
-    start_fake, start_fake_at, tool_error,
+    Session, TEST_TIMEOUT_MS, TempDir, Witness, call_problems, clip, connected, dead_port, env_for,
+    error_payload, start_fake_at, tool_error,
 };
 
 /// The request each write tool's own call sends (its first call in
@@ -302,8 +302,7 @@ fn warm(job: &Job, scope: Scope, tool: &str, session: &mut Session) -> bool {
 /// A fake fault: the discovery rows, then every listed tool after discovery,
 /// then (when asked) the write-request rows.
 fn run_fake_fault(job: &Job, fault: &Fault, tools: &[&'static str], discovery: bool, writes: bool) {
-    let fake = start_fake();
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     let runtime_id = fake.runtime_id();
     if discovery {
         for tool in DISCOVERY_TOOLS {

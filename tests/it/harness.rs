@@ -99,6 +99,13 @@ pub fn start_fake_with(corpus: Corpus) -> Fake {
     Fake { backend: FakeBackend::start_with(dir.path(), corpus), dir }
 }
 
+/// A fake resmon, and a session through the handshake whose server finds it.
+pub fn connected() -> (Fake, Session) {
+    let fake = start_fake();
+    let session = Session::initialized(&env_for(&fake));
+    (fake, session)
+}
+
 /// A fake resmon in a folder the test owns: a state folder with an awkward
 /// name, or the folder a restarted resmon writes its new files into.
 pub fn start_fake_at(state_dir: &Path) -> FakeBackend {

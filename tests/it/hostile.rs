@@ -19,7 +19,7 @@ use resmon_mcp::discovery::Environment;
 use resmon_mcp::protocol::{HANDSHAKE_VERSIONS, STATELESS_VERSION, Server};
 
 use crate::calls::every_branch;
-use crate::harness::{Session, clip, env_for, error_payload, start_fake};
+use crate::harness::{Session, clip, connected, error_payload};
 use crate::line_rule;
 
 // ------------------------------------------------------------------ helpers
@@ -362,8 +362,7 @@ fn wrong_type_calls(schema: &Value, valid: &Map<String, Value>) -> Vec<(String, 
 
 #[test]
 fn a_wrong_type_for_any_parameter_of_any_tool_is_refused_naming_it_and_nothing_is_sent() {
-    let fake = start_fake();
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     let listing = session.request("tools/list", json!({}));
     let tools = listing["result"]["tools"].as_array().unwrap().clone();
     assert_eq!(tools.len(), 25);

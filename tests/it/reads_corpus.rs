@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::fake_backend::{Fault, Recorded, corpus};
-use crate::harness::{Fake, Session, cli_call, env_for, start_fake, structured, tool_error};
+use crate::harness::{Fake, Session, cli_call, connected, env_for, start_fake, structured, tool_error};
 
 /// The sentence the fake answers a declined ranking with when no model is set.
 const NO_MODEL: &str = "No embedding model is configured, so resmon cannot rank by meaning. Set one up in Settings → AI → Embeddings.";
@@ -18,8 +18,7 @@ struct Rig {
 }
 
 fn rig() -> Rig {
-    let fake = start_fake();
-    let session = Session::initialized(&env_for(&fake));
+    let (fake, session) = connected();
     Rig { session, fake }
 }
 

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::fake_backend::FakeBackend;
-use crate::harness::{Fake, Session, cli_call, env_for, start_fake, structured, tool_error};
+use crate::harness::{Fake, Session, cli_call, connected, env_for, start_fake, structured, tool_error};
 
 const OTHER_RUNTIME: &str = "0b7e9c52-6f1a-4d3e-8a2b-9c0d1e2f3a4b";
 
@@ -23,8 +23,7 @@ fn err(session: &mut Session, tool: &str, arguments: Value) -> Value {
 /// A fake and a session that has already discovered it, with the discovery
 /// requests cleared so each test sees only its own.
 fn started() -> (Fake, Session) {
-    let fake = start_fake();
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     fake.clear_requests();
     (fake, session)
@@ -589,8 +588,7 @@ fn get_execution_pinned_asks_health_first_then_the_run_with_the_same_expectation
 
 #[test]
 fn get_execution_refuses_a_malformed_expectation_before_any_request() {
-    let fake = start_fake();
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     for bad in ["", "nope", "3F6B2A1E-9C4D-4E8A-B2F1-7D0C5E6A9B13", "3f6b2a1e-9c4d-1e8a-b2f1-7d0c5e6a9b13"] {
         let error = err(&mut session, "get_execution", json!({"exec_id": 119, "expected_runtime_id": bad}));
         assert_eq!(error["error"], "invalid_argument", "{bad:?}");

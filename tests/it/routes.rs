@@ -12,7 +12,7 @@ use serde_json::Value;
 use resmon_mcp::settings_policy;
 
 use crate::calls::every_branch;
-use crate::harness::{Session, env_for, start_fake, structured};
+use crate::harness::{connected, structured};
 
 /// The number contract 1.0 states. Changing what the tools reach means
 /// changing this number in the same commit, on purpose.
@@ -51,8 +51,7 @@ fn is_excluded(excluded: &[Value], method: &str, path: &str) -> Option<String> {
 
 /// Drives every branch and returns the distinct (method, concrete path) pairs sent.
 fn pairs_sent() -> BTreeSet<(String, String)> {
-    let fake = start_fake();
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     for (tool, arguments) in every_branch(&fake.runtime_id()) {
         let result = session.call(tool, arguments.clone());
         assert_eq!(result["isError"], false, "{tool} {arguments}: {result}");

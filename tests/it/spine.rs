@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use crate::fake_backend::{FakeBackend, Fault};
 use crate::harness::{
-    Session, TempDir, Witness, cli_call, dead_port, env_for, run_cli, start_fake, structured, tool_error,
-    vars,
+    Session, TempDir, Witness, cli_call, connected, dead_port, env_for, run_cli, start_fake, structured,
+    tool_error, vars,
 };
 
 fn assert_no_token(fake: &FakeBackend, text: &str) {
@@ -17,8 +17,7 @@ fn assert_no_token(fake: &FakeBackend, text: &str) {
 
 #[test]
 fn health_end_to_end_over_stdio_carries_the_identity() {
-    let fake = start_fake();
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     let result = session.call("health", json!({}));
     let health = structured(&result);
     assert_eq!(health["status"], "ok");
@@ -52,8 +51,7 @@ fn every_request_carries_the_token_and_the_exact_host_and_no_origin() {
 
 #[test]
 fn discovery_is_cached_for_the_session() {
-    let fake = start_fake();
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     let after_first = fake.requests().len();
     assert_eq!(after_first, 2, "discovery's confirmation plus the call itself");
@@ -242,8 +240,7 @@ fn a_same_port_restart_is_rediscovered_and_the_call_sent_once_more() {
 
 #[test]
 fn a_token_refused_again_after_rediscovery_is_reported_without_a_second_resend() {
-    let fake = start_fake();
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     fake.set_fault(Fault::Unauthorized);
     fake.clear_requests();
@@ -273,8 +270,7 @@ fn proxy_variables_are_ignored() {
 
 #[test]
 fn a_redirect_is_an_error_and_is_not_followed() {
-    let fake = start_fake();
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     let target = Witness::start();
     fake.override_response(
@@ -292,8 +288,7 @@ fn a_redirect_is_an_error_and_is_not_followed() {
 
 #[test]
 fn a_backend_that_never_answers_is_abandoned_within_the_bound() {
-    let fake = start_fake();
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     fake.set_fault(Fault::Hang);
     let started = Instant::now();
@@ -308,8 +303,7 @@ fn a_backend_that_never_answers_is_abandoned_within_the_bound() {
 
 #[test]
 fn faults_become_structured_errors_and_never_leak_the_token_or_the_body() {
-    let fake = start_fake();
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     let cases = [
         (Fault::Html500, "upstream_error"),
