@@ -331,9 +331,9 @@ impl Launch {
     }
 
     /// Runs to the end, feeding `stdin`; panics after `ANSWER_WITHIN`.
-    pub fn output(self) -> Output {
+    pub fn output(mut self) -> Output {
         let what = format!("{} {:?}", self.program.display(), self.args);
-        let bytes = std::mem::take(&mut self.stdin.clone());
+        let bytes = std::mem::take(&mut self.stdin);
         let mut running = self.spawn();
         let mut input = running.child.stdin.take().unwrap();
         // A writer of its own: a server that never reads stdin must not block the test.
