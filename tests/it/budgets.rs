@@ -6,8 +6,8 @@
 
 use serde_json::{Value, json};
 
-use crate::fake_backend::{Corpus, FakeBackend, corpus, realistic};
-use crate::harness::{Session, TempDir, env_for, structured};
+use crate::fake_backend::{Corpus, corpus, realistic};
+use crate::harness::{Fake, Session, env_for, start_fake_with, structured};
 
 const LISTING_BUDGET: usize = 10_240;
 /// Room kept under the listing budget for schema additions other work needs.
@@ -47,11 +47,10 @@ fn the_model_visible_listing_fits_its_budget_with_headroom() {
 }
 
 /// A rig on its own fake, serving `corpus`.
-fn session_on(corpus: Corpus) -> (TempDir, FakeBackend, Session) {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start_with(dir.path(), corpus);
+fn session_on(corpus: Corpus) -> (Fake, Session) {
+    let fake = start_fake_with(corpus);
     let session = Session::initialized(&env_for(&fake));
-    (dir, fake, session)
+    (fake, session)
 }
 
 /// The answer of one call, and the bytes of its text content: the compact
@@ -132,7 +131,7 @@ fn check_rows(answer: &Value, extra: &[&str]) {
 
 #[test]
 fn a_keyword_page_of_realistic_papers_fits_its_budget() {
-    let (_dir, _fake, mut session) = session_on(Corpus::Realistic);
+    let (_fake, mut session) = session_on(Corpus::Realistic);
     let (answer, bytes) = page(&mut session, json!({"query": realistic::QUERY}));
     assert_eq!(answer["mode"], "keyword");
     assert_eq!(answer["total"], realistic::QUERY_MATCHES, "the query matches far more than a page");
@@ -153,7 +152,7 @@ fn a_keyword_page_of_realistic_papers_fits_its_budget() {
 
 #[test]
 fn a_semantic_page_of_realistic_papers_fits_its_budget() {
-    let (_dir, _fake, mut session) = session_on(Corpus::Realistic);
+    let (_fake, mut session) = session_on(Corpus::Realistic);
     let (answer, bytes) = page(&mut session, json!({"query": realistic::QUERY, "mode": "semantic"}));
     assert_eq!(answer["mode"], "semantic");
     assert_eq!(answer["papers"].as_array().unwrap().len(), 25);
@@ -174,7 +173,7 @@ fn a_semantic_page_of_realistic_papers_fits_its_budget() {
 
 #[test]
 fn a_keyword_page_of_the_short_corpus_fits_its_budget() {
-    let (_dir, _fake, mut session) = session_on(Corpus::Short);
+    let (_fake, mut session) = session_on(Corpus::Short);
     let (answer, bytes) = page(&mut session, json!({"query": "synthetic"}));
     assert_eq!(answer["papers"].as_array().unwrap().len(), 25);
     assert_eq!(answer["total"], corpus::DOC_COUNT);

@@ -7,15 +7,14 @@
 //! by another program, `Z:\` paths, `%LOCALAPPDATA%`) are covered by the Wine
 //! stage, tests/wine/run.sh.
 
-use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::fake_backend::FakeBackend;
-use crate::harness::{BIN, TEST_TIMEOUT_MS, TempDir, cli_call, env_for, run_cli};
+use crate::harness::{Launch, TempDir, cli_call, env_for, printed_answer, run_cli, start_fake, vars};
 
 /// A refusal about a local file must come at once: well under the
 /// per-request bound, and nowhere near a hang.
@@ -37,69 +36,25 @@ impl Run {
 
 /// Runs the binary with exactly `env` (plus PATH and an empty HOME), feeding
 /// `stdin`. With `as_other_user`, a root test runs it as `nobody`, so that a
-/// file without read permission is really refused (root reads anything).
+/// file without read permission is really refused. A successful `call` is
+/// checked against its tool's outputSchema.
 fn run(args: &[&str], env: &[(String, String)], stdin: &[u8], as_other_user: bool) -> Run {
-    let home = TempDir::new();
-    let mut command = if as_other_user && is_root() {
-        let mut command = Command::new("setpriv");
-        command.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
-        command
-    } else {
-        Command::new(BIN)
-    };
-    command.args(args).env_clear();
-    command.env("PATH", std::env::var("PATH").unwrap_or_default());
-    command.env("HOME", home.path());
-    command.env("RESMON_MCP_TIMEOUT_MS", TEST_TIMEOUT_MS);
-    for (key, value) in env {
-        command.env(key, value);
+    let mut launch = Launch::new(env).args(args).stdin(stdin);
+    if as_other_user {
+        launch = launch.run_as_other_user();
     }
     let started = Instant::now();
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn resmon-mcp");
-    let mut input = child.stdin.take().unwrap();
-    let bytes = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&bytes);
-    });
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
-    });
-    let err = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(15) {
-            let _ = child.kill();
-            panic!("resmon-mcp {args:?} hung");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let output = launch.output();
     let took = started.elapsed();
-    let _ = writer.join();
-    Run { code: status.code(), stdout: out.join().unwrap(), stderr: err.join().unwrap(), took }
-}
-
-fn is_root() -> bool {
-    let output = Command::new("id").arg("-u").output().expect("id -u");
-    String::from_utf8_lossy(&output.stdout).trim() == "0"
-}
-
-fn env(pairs: &[(&str, String)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(key, value)| (key.to_string(), value.clone())).collect()
+    if let ["call", tool, ..] = args {
+        printed_answer(tool, &output);
+    }
+    Run {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        took,
+    }
 }
 
 fn show(path: &Path) -> String {
@@ -147,8 +102,7 @@ fn advises_permissions(text: &str) -> bool {
 
 #[test]
 fn an_empty_resmon_port_is_malformed_and_the_port_file_is_not_read() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let mut vars = env_for(&fake);
     vars.push(("RESMON_PORT".into(), String::new()));
     let answer = refused(&vars);
@@ -166,7 +120,7 @@ fn an_empty_resmon_port_is_malformed_and_the_port_file_is_not_read() {
 #[test]
 fn a_port_file_that_is_a_directory_is_called_one_and_the_file_inside_is_suggested() {
     let dir = TempDir::new();
-    let vars = env(&[("RESMON_PORT_FILE", show(dir.path())), ("RESMON_STATE_DIR", show(dir.path()))]);
+    let vars = vars(&[("RESMON_PORT_FILE", show(dir.path())), ("RESMON_STATE_DIR", show(dir.path()))]);
     let answer = refused(&vars);
     assert_eq!(answer["detail"]["problem"], "directory");
     let text = message(&answer);
@@ -180,7 +134,7 @@ fn a_port_file_or_token_file_that_is_a_fifo_answers_at_once() {
     let dir = TempDir::new();
     let fifo = dir.path().join("resmon.port");
     mkfifo(&fifo);
-    let vars = env(&[("RESMON_PORT_FILE", show(&fifo)), ("RESMON_STATE_DIR", show(dir.path()))]);
+    let vars = vars(&[("RESMON_PORT_FILE", show(&fifo)), ("RESMON_STATE_DIR", show(dir.path()))]);
     let answer = refused(&vars);
     assert_eq!(answer["detail"]["problem"], "not_a_regular_file");
     assert!(message(&answer).contains("is a named pipe (FIFO), not a regular file"), "{answer}");
@@ -200,8 +154,7 @@ fn a_port_file_or_token_file_that_is_a_fifo_answers_at_once() {
 
 #[test]
 fn a_token_file_that_is_a_directory_or_a_device_is_named_so() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     std::fs::remove_file(fake.token_file()).unwrap();
     let _first = RemoveFirst(fake.token_file());
     std::fs::create_dir(fake.token_file()).unwrap();
@@ -222,7 +175,7 @@ fn a_token_file_that_is_a_directory_or_a_device_is_named_so() {
 fn a_device_as_the_port_file_is_refused_without_reading_it() {
     let dir = TempDir::new();
     for device in ["/dev/zero", "/dev/null"] {
-        let vars = env(&[("RESMON_PORT_FILE", device.to_string()), ("RESMON_STATE_DIR", show(dir.path()))]);
+        let vars = vars(&[("RESMON_PORT_FILE", device.to_string()), ("RESMON_STATE_DIR", show(dir.path()))]);
         let answer = refused(&vars);
         assert_eq!(answer["detail"]["problem"], "not_a_regular_file", "{device}");
         assert!(message(&answer).contains("character device"), "{answer}");
@@ -232,8 +185,7 @@ fn a_device_as_the_port_file_is_refused_without_reading_it() {
 #[test]
 fn only_a_real_permission_denial_is_answered_with_permissions_advice() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     // The token file, unreadable to the server's user, as a second user meets it.
     std::fs::set_permissions(fake.token_file(), std::fs::Permissions::from_mode(0o000)).unwrap();
     let answer = run(&["call", "health", "{}"], &env_for(&fake), b"", true).json();
@@ -251,8 +203,7 @@ fn only_a_real_permission_denial_is_answered_with_permissions_advice() {
 
 #[test]
 fn a_path_in_quotes_is_refused_naming_the_quotes_and_nothing_is_stripped() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let quoted_dir = format!("\"{}\"", show(&fake.state_dir()));
     let quoted_file = format!("'{}'", show(&fake.port_file()));
     for (name, value) in [("RESMON_STATE_DIR", quoted_dir), ("RESMON_PORT_FILE", quoted_file)] {
@@ -278,8 +229,7 @@ fn a_path_in_quotes_is_refused_naming_the_quotes_and_nothing_is_stripped() {
 #[test]
 fn a_port_file_with_a_utf8_bom_or_crlf_is_read() {
     for (prefix, suffix) in [(&b"\xEF\xBB\xBF"[..], &b""[..]), (b"", b"\r\n")] {
-        let dir = TempDir::new();
-        let fake = FakeBackend::start(dir.path());
+        let fake = start_fake();
         let bytes = [prefix, fake.port().to_string().as_bytes(), suffix].concat();
         std::fs::write(fake.port_file(), &bytes).unwrap();
         let (code, answer, output) = cli_call("health", json!({}), &env_for(&fake));
@@ -295,8 +245,7 @@ fn a_port_file_with_a_utf8_bom_or_crlf_is_read() {
 
 #[test]
 fn a_utf16_port_file_is_named_as_utf16_and_its_value_shown_decoded() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let port = fake.port().to_string();
     let le: Vec<u8> = format!("{port}\r\n").encode_utf16().flat_map(u16::to_le_bytes).collect();
     let with_bom = [vec![0xFF, 0xFE], le.clone()].concat();
@@ -314,8 +263,7 @@ fn a_utf16_port_file_is_named_as_utf16_and_its_value_shown_decoded() {
 
 #[test]
 fn no_token_file_names_the_older_release_and_a_missing_folder() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     std::fs::remove_file(fake.token_file()).unwrap();
     let answer = refused(&env_for(&fake));
     assert_eq!(answer["detail"]["problem"], "absent");
@@ -330,8 +278,8 @@ fn no_token_file_names_the_older_release_and_a_missing_folder() {
     );
     assert!(text.contains("that resmon must be updated"), "{text}");
     assert!(!text.contains("does not exist either"), "the folder exists: {text}");
-    let missing = dir.path().join("no such folder");
-    let vars = env(&[("RESMON_PORT_FILE", show(&fake.port_file())), ("RESMON_STATE_DIR", show(&missing))]);
+    let missing = fake.dir().join("no such folder");
+    let vars = vars(&[("RESMON_PORT_FILE", show(&fake.port_file())), ("RESMON_STATE_DIR", show(&missing))]);
     let answer = refused(&vars);
     assert!(
         message(&answer).contains(&format!("The folder {} does not exist either.", show(&missing))),
@@ -341,17 +289,16 @@ fn no_token_file_names_the_older_release_and_a_missing_folder() {
 
 #[test]
 fn an_empty_state_dir_counts_as_unset_and_is_named() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
-    let vars = env(&[("RESMON_PORT_FILE", show(&fake.port_file())), ("RESMON_STATE_DIR", String::new())]);
-    let answer = refused(&vars);
+    let fake = start_fake();
+    let empty_dir =
+        vars(&[("RESMON_PORT_FILE", show(&fake.port_file())), ("RESMON_STATE_DIR", String::new())]);
+    let answer = refused(&empty_dir);
     let text = message(&answer);
     assert!(text.contains("RESMON_STATE_DIR is set but empty, which counts as unset"), "{text}");
-    let check = run_cli(&["--check"], &vars);
+    let check = run_cli(&["--check"], &empty_dir);
     let stdout = String::from_utf8_lossy(&check.stdout);
     assert!(stdout.contains("RESMON_STATE_DIR: set but empty, which counts as unset"), "{stdout}");
-    let vars = env(&[("RESMON_PORT_FILE", String::new())]);
-    let answer = refused(&vars);
+    let answer = refused(&vars(&[("RESMON_PORT_FILE", String::new())]));
     assert_eq!(answer["no_port_named"], true);
     assert!(
         message(&answer).contains("RESMON_PORT_FILE is set but empty, which counts as unset."),
@@ -361,9 +308,7 @@ fn an_empty_state_dir_counts_as_unset_and_is_named() {
 
 #[test]
 fn without_home_the_platforms_variables_are_named() {
-    let mut command = Command::new(BIN);
-    command.args(["call", "health", "{}"]).env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
-    let output = command.stdin(Stdio::null()).output().unwrap();
+    let output = Launch::new(&[]).args(["call", "health", "{}"]).without_home().output();
     let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(answer["no_port_named"], true, "{answer}");
     assert!(message(&answer).contains("(neither XDG_STATE_HOME nor HOME is set)"), "{answer}");
@@ -372,8 +317,7 @@ fn without_home_the_platforms_variables_are_named() {
 
 #[test]
 fn call_with_dash_reads_the_arguments_from_stdin() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     for stdin in [b"{}\n".to_vec(), b"\xEF\xBB\xBF{}\r\n".to_vec()] {
         let run = run(&["call", "health", "-"], &env_for(&fake), &stdin, false);
         assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
@@ -389,8 +333,7 @@ fn call_with_dash_reads_the_arguments_from_stdin() {
 
 #[test]
 fn call_with_bad_arguments_shows_a_form_for_every_shell() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     // What cmd.exe hands over for '{}': the single quotes stay.
     let quoted = run(&["call", "health", "'{}'"], &env_for(&fake), b"", false);
     assert_eq!(quoted.code, Some(2));
@@ -415,24 +358,15 @@ fn call_with_bad_arguments_shows_a_form_for_every_shell() {
 #[test]
 fn an_unknown_tool_is_named_before_stdin_is_read() {
     // Stdin stays open, so a server that read it first would not answer.
-    let mut child = Command::new(BIN)
-        .args(["call", "no_such_tool", "-"])
-        .env_clear()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _open_stdin = child.stdin.take();
+    let mut running = Launch::new(&[]).args(["call", "no_such_tool", "-"]).spawn();
     let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    while running.child.try_wait().unwrap().is_none() {
         if started.elapsed() > PROMPTLY {
-            let _ = child.kill();
             panic!("an unknown tool waited on stdin");
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    let output = child.wait_with_output().unwrap();
+    let output = running.wait("call no_such_tool -");
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("No tool is named \"no_such_tool\"."), "{stderr}");
@@ -440,8 +374,7 @@ fn an_unknown_tool_is_named_before_stdin_is_read() {
 
 #[test]
 fn a_reference_no_shell_expanded_is_named_with_the_path_written_out() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let home = TempDir::new();
     let cases = [
         (
@@ -481,10 +414,10 @@ fn a_reference_no_shell_expanded_is_named_with_the_path_written_out() {
     }
     assert!(fake.requests().is_empty());
     // A folder that really has such a name is used as it is.
-    let literal = dir.path().join("$HOME");
+    let literal = fake.dir().join("$HOME");
     std::fs::create_dir(&literal).unwrap();
     std::fs::copy(fake.token_file(), literal.join(format!("api-token-{}", fake.port()))).unwrap();
-    let vars = env(&[("RESMON_PORT_FILE", show(&fake.port_file())), ("RESMON_STATE_DIR", show(&literal))]);
+    let vars = vars(&[("RESMON_PORT_FILE", show(&fake.port_file())), ("RESMON_STATE_DIR", show(&literal))]);
     let (code, answer, output) = cli_call("health", json!({}), &vars);
     assert_eq!(code, Some(0), "{output}");
     assert_eq!(answer["identity"]["runtime_id"], fake.runtime_id());

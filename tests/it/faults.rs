@@ -8,10 +8,7 @@
 //! test asserts once, naming fault, scope and tool for each.
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::net::TcpListener;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -19,7 +16,8 @@ use serde_json::{Value, json};
 use crate::calls::every_branch;
 use crate::fake_backend::{FakeBackend, Fault};
 use crate::harness::{
-    Session, TEST_TIMEOUT_MS, TempDir, env_for, error_payload, output_problems, tool_error,
+    Session, TEST_TIMEOUT_MS, TempDir, Witness, call_problems, clip, connected, dead_port, env_for,
+    error_payload, start_fake_at, tool_error,
 };
 
 /// The request each write tool's own call sends (its first call in
@@ -197,19 +195,15 @@ fn judge(job: &Job, scope: Scope, tool: &str, observed: &Observed, expect: Expec
         job.fail(scope, tool, format!("answered after {:?}, over the bound {:?}", observed.elapsed, bound()));
     }
     let answer = &observed.answer;
-    if let Some(error) = answer.get("error") {
-        job.fail(scope, tool, format!("a JSON-RPC error instead of a tool result: {error}"));
-        return "jsonrpc-error".into();
+    for problem in call_problems(tool, answer) {
+        job.fail(scope, tool, problem);
     }
     let result = &answer["result"];
-    let text = result["content"][0]["text"].as_str().unwrap_or("");
     let label = match result["isError"].as_bool() {
+        _ if answer.get("error").is_some() => "jsonrpc-error".to_string(),
         Some(true) => {
             let payload = error_payload(result).unwrap_or(Value::Null);
             let code = payload["error"].as_str().unwrap_or("?").to_string();
-            if payload.is_null() {
-                job.fail(scope, tool, format!("the error result is not of the documented shape: {result}"));
-            }
             if !matches!(expect, Expect::Error(want) if want == code) {
                 job.fail(scope, tool, format!("expected {expect:?}, got the error {payload}"));
             }
@@ -221,33 +215,16 @@ fn judge(job: &Job, scope: Scope, tool: &str, observed: &Observed, expect: Expec
             code
         }
         Some(false) => {
-            if serde_json::from_str::<Value>(text).ok().as_ref() != Some(&result["structuredContent"]) {
-                job.fail(scope, tool, "text content and structuredContent differ");
-            }
-            let problems = output_problems(tool, &result["structuredContent"]);
-            if !problems.is_empty() {
-                job.fail(
-                    scope,
-                    tool,
-                    format!("a success that breaks the outputSchema: {}", problems.join("; ")),
-                );
-            }
             if expect != Expect::Success {
+                let text = result["content"][0]["text"].as_str().unwrap_or("");
                 job.fail(scope, tool, format!("expected {expect:?}, got a success: {}", clip(text)));
             }
             "success".into()
         }
-        None => {
-            job.fail(scope, tool, format!("no isError in the result: {answer}"));
-            "malformed".into()
-        }
+        None => "malformed".into(),
     };
     job.tally(scope, &label);
     label
-}
-
-fn clip(text: &str) -> String {
-    text.chars().take(300).collect()
 }
 
 /// After a faulted call: the session still answers, and a write tool's own
@@ -315,7 +292,7 @@ fn finish(job: &Job, session: Session, tokens: &[String]) {
 /// Caches the instance: health must succeed before the fault is set.
 fn warm(job: &Job, scope: Scope, tool: &str, session: &mut Session) -> bool {
     let health = session.request("tools/call", json!({"name": "health", "arguments": {}}));
-    let ok = health["result"]["isError"] == json!(false);
+    let ok = health["result"]["isError"] == json!(false) && call_problems("health", &health).is_empty();
     if !ok {
         job.fail(scope, tool, format!("setup: health did not succeed before the fault: {health}"));
     }
@@ -325,9 +302,7 @@ fn warm(job: &Job, scope: Scope, tool: &str, session: &mut Session) -> bool {
 /// A fake fault: the discovery rows, then every listed tool after discovery,
 /// then (when asked) the write-request rows.
 fn run_fake_fault(job: &Job, fault: &Fault, tools: &[&'static str], discovery: bool, writes: bool) {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     let runtime_id = fake.runtime_id();
     if discovery {
         for tool in DISCOVERY_TOOLS {
@@ -383,7 +358,7 @@ fn run_fake_fault(job: &Job, fault: &Fault, tools: &[&'static str], discovery: b
     // The session is healthy once the fault is gone.
     fake.clear_faults();
     let health = session.request("tools/call", json!({"name": "health", "arguments": {}}));
-    if health["result"]["isError"] != json!(false) {
+    if health["result"]["isError"] != json!(false) || !call_problems("health", &health).is_empty() {
         job.fail(
             Scope::AfterDiscovery,
             "health",
@@ -400,14 +375,14 @@ fn run_fake_fault(job: &Job, fault: &Fault, tools: &[&'static str], discovery: b
 /// same state directory is discovered, then stopped before the call.
 fn run_refused(job: &Job, tools: &[&'static str]) {
     let dir = TempDir::new();
-    let first = FakeBackend::start(dir.path());
+    let first = start_fake_at(dir.path());
     let env = env_for(&first);
     first.stop();
     let mut session = Session::initialized(&env);
     let mut tokens = vec![first.token()];
     for &tool in tools {
         let scope = Scope::AfterDiscovery;
-        let fake = FakeBackend::start(dir.path());
+        let fake = start_fake_at(dir.path());
         tokens.push(fake.token());
         if !warm(job, scope, tool, &mut session) {
             continue;
@@ -444,11 +419,6 @@ fn run_refused(job: &Job, tools: &[&'static str]) {
         after_row(job, scope, tool, &mut session, &[]);
     }
     finish(job, session, &["q".repeat(43)]);
-}
-
-/// A loopback port with nothing listening on it.
-fn dead_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 #[test]
@@ -502,35 +472,11 @@ fn every_tool_meets_every_backend_fault_with_a_structured_answer() {
     assert_eq!(rows, 14 * 25 + 13 * 7 + 14 * 2, "{report}");
 }
 
-/// A listener nobody names: it must receive nothing.
-struct Witness {
-    port: u16,
-    hits: Arc<AtomicUsize>,
-}
-
-impl Witness {
-    fn start() -> Witness {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let hits = Arc::new(AtomicUsize::new(0));
-        let counter = hits.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { break };
-                counter.fetch_add(1, Ordering::SeqCst);
-                let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
-                let _ = stream.read(&mut [0u8; 1024]);
-            }
-        });
-        Witness { port, hits }
-    }
-}
-
 #[test]
 fn a_backend_restarted_on_a_new_port_is_found_again_without_restarting_the_server() {
     let witness = Witness::start();
     let dir = TempDir::new();
-    let first = FakeBackend::start(dir.path());
+    let first = start_fake_at(dir.path());
     let mut session = Session::initialized(&env_for(&first));
     let health = session.call("health", json!({}));
     assert_eq!(health["structuredContent"]["identity"]["runtime_id"], first.runtime_id());
@@ -538,10 +484,9 @@ fn a_backend_restarted_on_a_new_port_is_found_again_without_restarting_the_serve
     // resmon restarts: the old process is gone, a new one on another port
     // writes a new port file and a new token file into the same directory.
     first.stop();
-    let second = FakeBackend::start(dir.path());
+    let second = start_fake_at(dir.path());
     assert_ne!(second.port(), first.port());
     assert_ne!(second.token(), first.token());
-    assert_ne!(witness.port, second.port());
 
     // The cached instance is gone: a clean refusal naming the old address.
     let failed = session.call("list_routines", json!({}));
@@ -560,7 +505,7 @@ fn a_backend_restarted_on_a_new_port_is_found_again_without_restarting_the_serve
         assert_eq!(request.header("host"), Some(format!("127.0.0.1:{}", second.port()).as_str()));
         assert_eq!(request.header("authorization"), Some(format!("Bearer {}", second.token()).as_str()));
     }
-    assert_eq!(witness.hits.load(Ordering::SeqCst), 0, "a port nobody named was reached");
+    assert_eq!(witness.hits(), 0, "a port nobody named was reached");
     assert_eq!(second.redirect_target_hits() + first.redirect_target_hits(), 0);
 
     let transcript = session.transcript.join("\n");

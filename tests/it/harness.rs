@@ -1,21 +1,28 @@
-//! Drives the real `resmon-mcp` binary over pipes, the way a harness does.
+//! The test rig: the one place that starts the real `resmon-mcp` binary
+//! (`Launch`, `Session`, `run_cli`, `cli_call`) and the fake resmon (`fake`),
+//! and the one place that says what a good answer is (`call_problems`,
+//! `output_problems`, `error_payload`).
 //!
-//! Every spawn starts from an empty environment (plus PATH), so a test says
-//! exactly which variables the server sees, as SDK clients and Codex do.
+//! Every launch starts from an empty environment (plus PATH and an empty
+//! HOME), so a test says exactly which variables the server sees, as SDK
+//! clients and Codex do.
 
 #![allow(dead_code)]
 
+use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::fake_backend::FakeBackend;
+use crate::fake_backend::{Corpus, FakeBackend};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_resmon-mcp");
 /// Longest any single answer may take in a test before it counts as a hang.
@@ -59,6 +66,52 @@ impl Drop for TempDir {
     }
 }
 
+/// A fake resmon in a state folder of its own. Fields drop in order: the
+/// fake stops (and removes its port and token files) before its folder goes.
+pub struct Fake {
+    backend: FakeBackend,
+    dir: TempDir,
+}
+
+impl Fake {
+    /// The fake's state folder, for files a test plants beside its own.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl std::ops::Deref for Fake {
+    type Target = FakeBackend;
+
+    fn deref(&self) -> &FakeBackend {
+        &self.backend
+    }
+}
+
+/// A fake resmon serving the short synthetic corpus.
+pub fn start_fake() -> Fake {
+    start_fake_with(Corpus::Short)
+}
+
+/// A fake resmon serving `corpus`.
+pub fn start_fake_with(corpus: Corpus) -> Fake {
+    let dir = TempDir::new();
+    Fake { backend: FakeBackend::start_with(dir.path(), corpus), dir }
+}
+
+/// A fake resmon, and a session through the handshake whose server finds it.
+pub fn connected() -> (Fake, Session) {
+    let fake = start_fake();
+    let session = Session::initialized(&env_for(&fake));
+    (fake, session)
+}
+
+/// A fake resmon in a folder the test owns: a state folder with an awkward
+/// name, or the folder a restarted resmon writes its new files into.
+pub fn start_fake_at(state_dir: &Path) -> FakeBackend {
+    FakeBackend::start(state_dir)
+}
+
 /// The environment a harness would pass: the fake's port file and state dir.
 pub fn env_for(fake: &FakeBackend) -> Vec<(String, String)> {
     vec![
@@ -67,105 +120,351 @@ pub fn env_for(fake: &FakeBackend) -> Vec<(String, String)> {
     ]
 }
 
-fn command(env: &[(String, String)], home: &Path) -> Command {
-    let mut command = Command::new(BIN);
-    command.env_clear();
-    command.env("PATH", std::env::var("PATH").unwrap_or_default());
-    // HOME points at an empty folder so the OS default state dir never finds a real resmon.
-    command.env("HOME", home);
-    command.env("RESMON_MCP_TIMEOUT_MS", TEST_TIMEOUT_MS);
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    command
+/// Variables written as `(name, value)` pairs.
+pub fn vars<V: AsRef<str>>(pairs: &[(&str, V)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(key, value)| (key.to_string(), value.as_ref().to_string())).collect()
 }
 
-/// Runs the binary once with arguments (e.g. `--check`, `call health {}`).
-pub fn run_cli(args: &[&str], env: &[(String, String)]) -> Output {
-    let home = TempDir::new();
-    let mut child = command(env, home.path())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn resmon-mcp");
-    let deadline = Instant::now() + ANSWER_WITHIN;
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
+/// A loopback port with nothing listening on it.
+pub fn dead_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A loopback listener that nothing may reach (a proxy, a redirect target, a
+/// port nobody named): it counts the connections it accepts.
+pub struct Witness {
+    pub port: u16,
+    hits: Arc<AtomicUsize>,
+}
+
+impl Witness {
+    pub fn start() -> Witness {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let hits = Arc::new(AtomicUsize::new(0));
+        let counter = hits.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { break };
+                counter.fetch_add(1, Ordering::SeqCst);
+                let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+                let _ = stream.read(&mut [0u8; 1024]);
+            }
+        });
+        Witness { port, hits }
+    }
+
+    pub fn hits(&self) -> usize {
+        self.hits.load(Ordering::SeqCst)
+    }
+}
+
+/// The first 300 characters of a text, for failure messages.
+pub fn clip(text: &str) -> String {
+    text.chars().take(300).collect()
+}
+
+/// Where HOME points for a launch.
+enum Home {
+    /// A fresh empty folder, so the OS default state dir never finds a real resmon.
+    Fresh,
+    At(PathBuf),
+    Unset,
+}
+
+/// How one process of the binary is started. Every launch begins from an
+/// empty environment and adds PATH, HOME and the short per-request bound
+/// (each can be changed), then exactly the variables the test names, as SDK
+/// clients and Codex start a server.
+pub struct Launch {
+    program: PathBuf,
+    other_user: bool,
+    args: Vec<OsString>,
+    env: Vec<(String, String)>,
+    home: Home,
+    test_timeout: bool,
+    cwd: Option<PathBuf>,
+    stdin: Vec<u8>,
+}
+
+/// A process started by `Launch::spawn`, killed when dropped. It owns the
+/// launch's HOME folder, so that outlives it.
+pub struct Running {
+    pub child: Child,
+    _home: Option<TempDir>,
+}
+
+impl Running {
+    /// Closes stdin, waits for the exit (panicking after `ANSWER_WITHIN`)
+    /// and collects whatever stdout and stderr still hold.
+    pub fn wait(mut self, what: &str) -> Output {
+        self.child.stdin.take();
+        let stdout = self.child.stdout.take().map(read_in_background);
+        let stderr = self.child.stderr.take().map(read_in_background);
+        let deadline = Instant::now() + ANSWER_WITHIN;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("{what} did not finish within {ANSWER_WITHIN:?}");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let collect =
+            |reader: Option<JoinHandle<Vec<u8>>>| reader.map(|r| r.join().unwrap()).unwrap_or_default();
+        Output { status, stdout: collect(stdout), stderr: collect(stderr) }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn read_in_background(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
+}
+
+impl Launch {
+    /// The binary under test with `env`.
+    pub fn new(env: &[(String, String)]) -> Launch {
+        Launch {
+            program: PathBuf::from(BIN),
+            other_user: false,
+            args: Vec::new(),
+            env: env.to_vec(),
+            home: Home::Fresh,
+            test_timeout: true,
+            cwd: None,
+            stdin: Vec::new(),
         }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("resmon-mcp {args:?} did not finish within {ANSWER_WITHIN:?}");
+    }
+
+    /// Another program in the binary's place: a copy of it, or the command a
+    /// printed registration names.
+    pub fn program(mut self, program: impl Into<PathBuf>) -> Launch {
+        self.program = program.into();
+        self
+    }
+
+    pub fn args<S: AsRef<OsStr>>(mut self, args: impl IntoIterator<Item = S>) -> Launch {
+        self.args.extend(args.into_iter().map(|arg| arg.as_ref().to_os_string()));
+        self
+    }
+
+    pub fn home(mut self, home: &Path) -> Launch {
+        self.home = Home::At(home.to_path_buf());
+        self
+    }
+
+    pub fn without_home(mut self) -> Launch {
+        self.home = Home::Unset;
+        self
+    }
+
+    /// Leaves RESMON_MCP_TIMEOUT_MS out, so the server sees only PATH, HOME
+    /// and `env` (what a printed registration must carry by itself).
+    pub fn without_test_timeout(mut self) -> Launch {
+        self.test_timeout = false;
+        self
+    }
+
+    pub fn cwd(mut self, dir: &Path) -> Launch {
+        self.cwd = Some(dir.to_path_buf());
+        self
+    }
+
+    /// Bytes written to stdin before it is closed (`output` only).
+    pub fn stdin(mut self, bytes: &[u8]) -> Launch {
+        self.stdin = bytes.to_vec();
+        self
+    }
+
+    /// When the tests run as root, runs the binary as `nobody` instead, so
+    /// that a file without read permission is really refused (root reads
+    /// anything). Needs `setpriv` (util-linux).
+    pub fn run_as_other_user(mut self) -> Launch {
+        self.other_user = is_root();
+        self
+    }
+
+    /// Starts the process with all three streams piped.
+    pub fn spawn(self) -> Running {
+        let (home, home_path) = match &self.home {
+            Home::Fresh => {
+                let home = TempDir::new();
+                let path = home.path().to_path_buf();
+                (Some(home), Some(path))
+            }
+            Home::At(path) => (None, Some(path.clone())),
+            Home::Unset => (None, None),
+        };
+        let mut command = if self.other_user {
+            let mut command = Command::new("setpriv");
+            command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&self.program);
+            command
+        } else {
+            Command::new(&self.program)
+        };
+        command.args(&self.args).env_clear();
+        command.env("PATH", std::env::var("PATH").unwrap_or_default());
+        if let Some(home) = home_path {
+            command.env("HOME", home);
         }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// `call <tool> <json>` and its parsed stdout.
-pub fn cli_call(tool: &str, arguments: Value, env: &[(String, String)]) -> (Option<i32>, Value, String) {
-    let output = run_cli(&["call", tool, &arguments.to_string()], env);
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    let value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
-    (output.status.code(), value, format!("{stdout}{stderr}"))
-}
-
-/// One running server session over pipes.
-pub struct Session {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    stderr: Option<JoinHandle<String>>,
-    next_id: i64,
-    /// Every line the server wrote to stdout, for token checks.
-    pub transcript: Vec<String>,
-    _home: TempDir,
-}
-
-impl Session {
-    pub fn start(env: &[(String, String)]) -> Session {
-        Session::start_with_args(&[], env)
+        if self.test_timeout {
+            command.env("RESMON_MCP_TIMEOUT_MS", TEST_TIMEOUT_MS);
+        }
+        command.envs(self.env.iter().cloned());
+        if let Some(cwd) = &self.cwd {
+            command.current_dir(cwd);
+        }
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        Running { child: spawn_patiently(&mut command), _home: home }
     }
 
-    /// A session whose server gets command-line arguments (e.g. `--read-only=true`).
-    pub fn start_with_args(args: &[&str], env: &[(String, String)]) -> Session {
-        let home = TempDir::new();
-        let mut child = command(env, home.path())
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn resmon-mcp");
-        let stdout = child.stdout.take().unwrap();
+    /// Runs to the end, feeding `stdin`; panics after `ANSWER_WITHIN`.
+    pub fn output(mut self) -> Output {
+        let what = format!("{} {:?}", self.program.display(), self.args);
+        let bytes = std::mem::take(&mut self.stdin);
+        let mut running = self.spawn();
+        let mut input = running.child.stdin.take().unwrap();
+        // A writer of its own: a server that never reads stdin must not block the test.
+        let writer = std::thread::spawn(move || {
+            let _ = input.write_all(&bytes);
+        });
+        let output = running.wait(&what);
+        let _ = writer.join();
+        output
+    }
+
+    /// A server session over the pipes, before the handshake.
+    pub fn session(self) -> Session {
+        let mut running = self.spawn();
+        let stdout = running.child.stdout.take().unwrap();
         let (sender, lines) = channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
+            let mut stdout = BufReader::new(stdout);
+            loop {
+                let mut line = Vec::new();
+                match stdout.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => (),
+                }
+                // Only the newline goes: a `\r` before it stays in the line,
+                // so a test of the framing can see it.
+                if line.last() == Some(&b'\n') {
+                    line.pop();
+                }
+                let line = String::from_utf8(line)
+                    .unwrap_or_else(|error| format!("<not UTF-8: {:?}>", error.as_bytes()));
                 if sender.send(line).is_err() {
                     break;
                 }
             }
         });
-        let mut stderr = child.stderr.take().unwrap();
-        let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text);
-            text
-        });
-        let stdin = child.stdin.take();
-        Session { child, stdin, lines, stderr: Some(stderr), next_id: 1, transcript: Vec::new(), _home: home }
+        let stderr = running.child.stderr.take().map(read_in_background);
+        let stdin = running.child.stdin.take();
+        Session { running, stdin, lines, stderr, next_id: 1, transcript: Vec::new() }
+    }
+}
+
+/// Spawns, waiting out "text file busy": a freshly copied binary's write
+/// descriptor may live on for a moment in a child that another test forked.
+fn spawn_patiently(command: &mut Command) -> Child {
+    let mut attempts = 0;
+    loop {
+        match command.spawn() {
+            Err(error) if error.kind() == std::io::ErrorKind::ExecutableFileBusy && attempts < 100 => {
+                attempts += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other.unwrap_or_else(|error| panic!("cannot start {command:?}: {error}")),
+        }
+    }
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
+}
+
+/// Runs the binary once with arguments (e.g. `--check`, `call health {}`).
+pub fn run_cli(args: &[&str], env: &[(String, String)]) -> Output {
+    Launch::new(env).args(args).output()
+}
+
+/// `call <tool> <json>`: the exit code, the printed answer (`printed_answer`)
+/// and all the text written.
+pub fn cli_call(tool: &str, arguments: Value, env: &[(String, String)]) -> (Option<i32>, Value, String) {
+    let output = run_cli(&["call", tool, &arguments.to_string()], env);
+    let answer = printed_answer(tool, &output);
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    (output.status.code(), answer, text)
+}
+
+/// What `call <tool> ...` printed on stdout, parsed (null when it is not
+/// JSON). A success (exit 0) is checked against the tool's outputSchema, as
+/// `Session::call` checks every successful tools/call.
+pub fn printed_answer(tool: &str, output: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let answer = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    if output.status.code() == Some(0) {
+        let problems = output_problems(tool, &answer);
+        assert!(
+            problems.is_empty(),
+            "call {tool} printed an answer outside its outputSchema: {problems:?}\n{stdout}"
+        );
+    }
+    answer
+}
+
+/// One running server session over pipes.
+pub struct Session {
+    running: Running,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Option<JoinHandle<Vec<u8>>>,
+    next_id: i64,
+    /// Every line the server wrote to stdout, for token checks.
+    pub transcript: Vec<String>,
+}
+
+impl Session {
+    pub fn start(env: &[(String, String)]) -> Session {
+        Launch::new(env).session()
+    }
+
+    /// A session whose server gets command-line arguments (e.g. `--read-only=true`).
+    pub fn start_with_args(args: &[&str], env: &[(String, String)]) -> Session {
+        Launch::new(env).args(args).session()
     }
 
     /// A session already through the handshake.
     pub fn initialized(env: &[(String, String)]) -> Session {
         let mut session = Session::start(env);
-        let answer = session.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}));
-        assert_eq!(answer["result"]["protocolVersion"], "2025-11-25", "{answer}");
-        session.notify("notifications/initialized", json!({}));
+        session.handshake();
         session
+    }
+
+    /// `initialize` at 2025-11-25 and `notifications/initialized`.
+    pub fn handshake(&mut self) {
+        let answer = self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}),
+        );
+        assert_eq!(answer["result"]["protocolVersion"], "2025-11-25", "{answer}");
+        self.notify("notifications/initialized", json!({}));
     }
 
     pub fn send_raw(&mut self, line: &str) {
@@ -218,35 +517,32 @@ impl Session {
     }
 
     /// `tools/call`, returning the `result` object (content, isError,
-    /// structuredContent). Every success is checked against the tool's
-    /// outputSchema here, so no test can forget to.
+    /// structuredContent). Every answer is held to `call_problems` here, so
+    /// no test can forget to check a success against its outputSchema.
     pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
         let answer = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
-        assert!(answer.get("error").is_none(), "protocol error for {tool}: {answer}");
-        let result = answer["result"].clone();
-        if result["isError"] == json!(false) {
-            let problems = output_problems(tool, &result["structuredContent"]);
-            assert!(problems.is_empty(), "{tool} answered outside its outputSchema: {problems:?}\n{result}");
-        }
-        result
+        let problems = call_problems(tool, &answer);
+        assert!(problems.is_empty(), "{tool}: {}\n{answer}", problems.join("; "));
+        answer["result"].clone()
     }
 
     /// Closes stdin and waits for the exit; returns the status and stderr.
     pub fn finish(mut self) -> (ExitStatus, String) {
         self.stdin.take();
         let deadline = Instant::now() + ANSWER_WITHIN;
+        let child = &mut self.running.child;
         let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
+            if let Some(status) = child.try_wait().unwrap() {
                 break status;
             }
             if Instant::now() > deadline {
-                let _ = self.child.kill();
+                let _ = child.kill();
                 panic!("the server did not exit after stdin closed");
             }
             std::thread::sleep(Duration::from_millis(5));
         };
-        let stderr = self.stderr.take().unwrap().join().unwrap_or_default();
-        (status, stderr)
+        let stderr = self.stderr.take().map(|reader| reader.join().unwrap_or_default()).unwrap_or_default();
+        (status, String::from_utf8_lossy(&stderr).into_owned())
     }
 
     pub fn close_stdin(&mut self) {
@@ -254,14 +550,42 @@ impl Session {
     }
 
     pub fn child(&mut self) -> &mut Child {
-        &mut self.child
+        &mut self.running.child
     }
 }
 
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// Where the JSON-RPC answer to a `tools/call` of `tool` breaks the rules
+/// every answer keeps (empty when it keeps them): a tool result, never a
+/// protocol error; a success whose one text block holds the same JSON as its
+/// structuredContent, which fits the tool's outputSchema; an error of the
+/// documented shape (`error_payload`).
+pub fn call_problems(tool: &str, answer: &Value) -> Vec<String> {
+    if let Some(error) = answer.get("error") {
+        return vec![format!("a JSON-RPC error instead of a tool result: {error}")];
+    }
+    let result = &answer["result"];
+    match result["isError"].as_bool() {
+        None => vec![format!("no isError in the result: {}", clip(&result.to_string()))],
+        Some(true) if error_payload(result).is_none() => {
+            vec![format!("the error result is not of the documented shape: {}", clip(&result.to_string()))]
+        }
+        Some(true) => Vec::new(),
+        Some(false) => {
+            let structured = &result["structuredContent"];
+            let text = result["content"][0]["text"]
+                .as_str()
+                .and_then(|text| serde_json::from_str::<Value>(text).ok());
+            let mut problems = Vec::new();
+            if text.as_ref() != Some(structured) {
+                problems.push("the text content and structuredContent differ".to_string());
+            }
+            problems.extend(
+                output_problems(tool, structured)
+                    .into_iter()
+                    .map(|problem| format!("outside its outputSchema: {problem}")),
+            );
+            problems
+        }
     }
 }
 
@@ -365,4 +689,26 @@ pub fn schema_problems(schema: &Value, value: &Value, path: &str) -> Vec<String>
         }
     }
     problems
+}
+
+/// The checker itself must catch what it is for, or every test that leans
+/// on it passes for nothing.
+#[test]
+fn call_problems_catches_every_rule_an_answer_breaks() {
+    let text = |value: &Value| json!([{"type": "text", "text": value.to_string()}]);
+    let health = json!({"status": "ok", "version": "2.3.0", "schema_version": null, "scheduler": null,
+                        "daemon": null, "identity": null});
+    let good = json!({"result": {"isError": false, "content": text(&health), "structuredContent": health}});
+    assert!(output_problems("health", &health).is_empty(), "the sample must fit health's outputSchema");
+    assert_eq!(call_problems("health", &good), Vec::<String>::new());
+    let broken_answers = [
+        json!({"error": {"code": -32602, "message": "x"}}),
+        json!({"result": {"content": text(&health), "structuredContent": health}}),
+        json!({"result": {"isError": false, "content": text(&json!({})), "structuredContent": health}}),
+        json!({"result": {"isError": false, "content": text(&json!({"status": 7})), "structuredContent": {"status": 7}}}),
+        json!({"result": {"isError": true, "content": [{"type": "text", "text": "upstream_error: no"}]}}),
+    ];
+    for answer in broken_answers {
+        assert!(!call_problems("health", &answer).is_empty(), "passed: {answer}");
+    }
 }

@@ -4,6 +4,9 @@
 #[path = "../support/fake_backend.rs"]
 mod fake_backend;
 mod harness;
+// The rule a line's answer keeps, shared with the `line` fuzz target.
+#[path = "../support/line_rule.rs"]
+mod line_rule;
 // One valid call for every branch of every tool.
 mod calls;
 

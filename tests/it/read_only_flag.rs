@@ -5,8 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::fake_backend::FakeBackend;
-use crate::harness::{Session, TempDir, WRITE_TOOLS, env_for, run_cli, tool_error};
+use crate::harness::{Session, WRITE_TOOLS, env_for, printed_answer, run_cli, start_fake, tool_error};
 
 fn read_only_var() -> (String, String) {
     ("RESMON_MCP_READ_ONLY".into(), "1".into())
@@ -16,12 +15,7 @@ fn read_only_var() -> (String, String) {
 /// the names it lists.
 fn listed(args: &[&str], env: &[(String, String)]) -> (Session, Vec<String>) {
     let mut session = Session::start_with_args(args, env);
-    let answer = session.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}),
-    );
-    assert_eq!(answer["result"]["protocolVersion"], "2025-11-25", "{args:?}: {answer}");
-    session.notify("notifications/initialized", json!({}));
+    session.handshake();
     let tools = session.request("tools/list", json!({}))["result"]["tools"].as_array().unwrap().clone();
     let names = tools.iter().map(|tool| tool["name"].as_str().unwrap().to_string()).collect();
     (session, names)
@@ -54,14 +48,9 @@ fn false_leaves_the_full_surface_and_never_undoes_the_variable() {
 
 #[test]
 fn a_flagged_session_refuses_writes_before_anything_is_sent_and_still_reads() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let mut session = Session::start_with_args(&["--read-only=true"], &env_for(&fake));
-    session.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}),
-    );
-    session.notify("notifications/initialized", json!({}));
+    session.handshake();
     for tool in WRITE_TOOLS {
         let error = tool_error(&session.call(tool, json!({"routine_id": 8})));
         assert_eq!(error["error"], "invalid_argument", "{tool}: {error}");
@@ -75,8 +64,7 @@ fn a_flagged_session_refuses_writes_before_anything_is_sent_and_still_reads() {
 
 #[test]
 fn the_flag_reaches_check_and_call() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let output = run_cli(&["--read-only", "--check", "--json"], &env_for(&fake));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(0), "{report}");
@@ -94,6 +82,7 @@ fn the_flag_reaches_check_and_call() {
     let output =
         run_cli(&["--read-only=false", "call", "activate_routine", r#"{"routine_id": 8}"#], &env_for(&fake));
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+    assert_eq!(printed_answer("activate_routine", &output)["is_active"], json!(true));
     assert_eq!(fake.state().routine(8).unwrap()["is_active"], json!(1), "=false lets the write through");
 }
 

@@ -4,25 +4,22 @@
 
 use serde_json::{Value, json};
 
-use crate::fake_backend::{FakeBackend, Fault, Recorded, corpus};
-use crate::harness::{Session, TempDir, cli_call, env_for, structured, tool_error};
+use crate::fake_backend::{Fault, Recorded, corpus};
+use crate::harness::{Fake, Session, cli_call, connected, env_for, start_fake, structured, tool_error};
 
 /// The sentence the fake answers a declined ranking with when no model is set.
 const NO_MODEL: &str = "No embedding model is configured, so resmon cannot rank by meaning. Set one up in Settings → AI → Embeddings.";
 
 /// A session against its own fake. Fields drop in order: the server first,
-/// then the fake, then its directory.
+/// then the fake (and its folder).
 struct Rig {
     session: Session,
-    fake: FakeBackend,
-    _dir: TempDir,
+    fake: Fake,
 }
 
 fn rig() -> Rig {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
-    let session = Session::initialized(&env_for(&fake));
-    Rig { session, fake, _dir: dir }
+    let (fake, session) = connected();
+    Rig { session, fake }
 }
 
 impl Rig {
@@ -314,8 +311,7 @@ fn search_corpus_maps_resmons_refusals_and_failures() {
 
 #[test]
 fn search_corpus_through_the_cli() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let (code, answer, output) =
         cli_call("search_corpus", json!({"query": "graph attention", "limit": 2}), &env_for(&fake));
     assert_eq!(code, Some(0), "{output}");
@@ -578,8 +574,7 @@ fn list_sources_fails_when_the_catalog_does() {
 
 #[test]
 fn list_sources_through_the_cli() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let (code, answer, output) = cli_call("list_sources", json!({}), &env_for(&fake));
     assert_eq!(code, Some(0), "{output}");
     assert_eq!(answer["sources"].as_array().unwrap().len(), 8);
@@ -717,8 +712,7 @@ fn get_watchdog_findings_refuses_and_maps_statuses() {
 
 #[test]
 fn insight_tools_through_the_cli() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let (code, answer, output) = cli_call("get_watchdog_findings", json!({}), &env_for(&fake));
     assert_eq!(code, Some(0), "{output}");
     assert_eq!(answer["muted_hidden"], 2);
@@ -840,8 +834,7 @@ fn export_references_maps_statuses() {
 
 #[test]
 fn export_references_through_the_cli() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let (code, answer, output) = cli_call(
         "export_references",
         json!({"exec_id": corpus::EXEC_DEEP_DIVE, "format": "json"}),

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::fake_backend::FakeBackend;
-use crate::harness::{Session, TempDir, cli_call, env_for, structured, tool_error};
+use crate::harness::{Fake, Session, cli_call, connected, env_for, start_fake, structured, tool_error};
 
 const OTHER_RUNTIME: &str = "0b7e9c52-6f1a-4d3e-8a2b-9c0d1e2f3a4b";
 
@@ -22,13 +22,11 @@ fn err(session: &mut Session, tool: &str, arguments: Value) -> Value {
 
 /// A fake and a session that has already discovered it, with the discovery
 /// requests cleared so each test sees only its own.
-fn started() -> (TempDir, FakeBackend, Session) {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
-    let mut session = Session::initialized(&env_for(&fake));
+fn started() -> (Fake, Session) {
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     fake.clear_requests();
-    (dir, fake, session)
+    (fake, session)
 }
 
 /// One request as (method, path, query pairs).
@@ -78,7 +76,7 @@ fn stdout_of(session: &Session) -> String {
 
 #[test]
 fn list_routines_derives_sources_keywords_and_boolean_flags() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let answer = ok(&mut session, "list_routines", json!({}));
     assert_eq!(sent(&fake), vec![get("/api/routines", &[])]);
     assert_eq!(ids(&answer["routines"]), vec![9, 7, 8], "resmon's order, newest created first");
@@ -109,7 +107,7 @@ fn list_routines_derives_sources_keywords_and_boolean_flags() {
 
 #[test]
 fn list_routines_filters_active_only_itself() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let answer = ok(&mut session, "list_routines", json!({"active_only": true}));
     assert_eq!(sent(&fake), vec![get("/api/routines", &[])], "resmon has no filter, so none is sent");
     assert_eq!(ids(&answer["routines"]), vec![9, 7]);
@@ -120,7 +118,7 @@ fn list_routines_filters_active_only_itself() {
 
 #[test]
 fn list_routines_refusals_and_statuses() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     refused(&fake, &mut session, "list_routines", json!({"active_only": "yes"}), "active_only");
     refused(&fake, &mut session, "list_routines", json!({"limit": 5}), "limit");
     fake.override_response(
@@ -137,7 +135,7 @@ fn list_routines_refusals_and_statuses() {
 
 #[test]
 fn list_routines_cuts_a_huge_list_and_says_so() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let rows: Vec<Value> = (1..=250)
         .map(|id| {
             json!({"id": id, "name": format!("r{id}"), "schedule_cron": "0 8 * * 1",
@@ -157,7 +155,7 @@ fn list_routines_cuts_a_huge_list_and_says_so() {
 
 #[test]
 fn get_routine_reads_record_coverage_and_deliveries_in_that_order() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let answer = ok(&mut session, "get_routine", json!({"routine_id": 7}));
     assert_eq!(
         sent(&fake),
@@ -226,7 +224,7 @@ fn get_routine_reads_record_coverage_and_deliveries_in_that_order() {
 
 #[test]
 fn get_routine_of_a_routine_never_delivered_has_nulls_throughout() {
-    let (_dir, _fake, mut session) = started();
+    let (_fake, mut session) = started();
     let answer = ok(&mut session, "get_routine", json!({"routine_id": 8}));
     let delivery = &answer["delivery"];
     assert_eq!(delivery["targets_by_channel"], json!({"email": 0, "folder": 0, "webhook": 0, "feed": 0}));
@@ -240,7 +238,7 @@ fn get_routine_of_a_routine_never_delivered_has_nulls_throughout() {
 
 #[test]
 fn get_routine_leaves_delivery_off_when_resmon_cannot_answer_it() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     fake.override_response(
         "GET",
         "/api/routines/7/deliveries",
@@ -264,7 +262,7 @@ fn get_routine_leaves_delivery_off_when_resmon_cannot_answer_it() {
 
 #[test]
 fn get_routine_reports_a_failed_audit_as_null_with_the_reason() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     fake.override_response(
         "GET",
         "/api/routines/7/coverage",
@@ -282,7 +280,7 @@ fn get_routine_reports_a_failed_audit_as_null_with_the_reason() {
 
 #[test]
 fn get_routine_scrubs_destinations_that_resmon_left_in_last_error() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     {
         let mut state = fake.state();
         let newest = state.deliveries.iter_mut().find(|d| d["id"] == json!(31)).unwrap();
@@ -304,7 +302,7 @@ fn get_routine_scrubs_destinations_that_resmon_left_in_last_error() {
 
 #[test]
 fn get_routine_errors_and_refusals() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let error = err(&mut session, "get_routine", json!({"routine_id": 999}));
     assert_eq!(error["error"], "not_found");
     assert_eq!(error["message"], "Routine not found");
@@ -324,8 +322,7 @@ fn get_routine_errors_and_refusals() {
 
 #[test]
 fn routines_tools_answer_through_the_cli() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let (code, answer, _) = cli_call("get_routine", json!({"routine_id": 9}), &env_for(&fake));
     assert_eq!(code, Some(0), "{answer}");
     assert_eq!(answer["parameters"]["entity"], json!({"profile_id": 5, "mode": "new_papers"}));
@@ -339,7 +336,7 @@ fn routines_tools_answer_through_the_cli() {
 
 #[test]
 fn list_executions_projects_a_fixed_key_set_and_pages_with_resmon() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let answer = ok(&mut session, "list_executions", json!({}));
     assert_eq!(sent(&fake), vec![get("/api/executions", &[("limit", "26"), ("offset", "0")])]);
     assert_eq!(ids(&answer["executions"]), vec![121, 120, 119, 118, 117, 116, 115]);
@@ -396,7 +393,7 @@ fn list_executions_projects_a_fixed_key_set_and_pages_with_resmon() {
 
 #[test]
 fn list_executions_filters_and_pages_the_filtered_set() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let answer = ok(&mut session, "list_executions", json!({"routine_id": 7}));
     assert_eq!(sent(&fake), vec![get("/api/executions", &[("limit", "100"), ("offset", "0")])]);
     assert_eq!(ids(&answer["executions"]), vec![119, 118, 116]);
@@ -416,7 +413,7 @@ fn list_executions_filters_and_pages_the_filtered_set() {
 
 #[test]
 fn list_executions_reads_pages_until_it_has_enough() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     {
         let mut state = fake.state();
         for n in 0..1100 {
@@ -452,8 +449,7 @@ fn list_executions_stops_at_its_bound_and_says_so() {
     // production deadline: on a loaded machine 50 pages can take longer
     // than the tests' usual short bound, and the scan would then stop early
     // (rightly, and saying so) before reaching it.
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let mut env = env_for(&fake);
     env.push(("RESMON_MCP_TIMEOUT_MS".into(), "30000".into()));
     let mut session = Session::initialized(&env);
@@ -478,7 +474,7 @@ fn list_executions_stops_at_its_bound_and_says_so() {
 
 #[test]
 fn list_executions_refusals_and_statuses() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     refused(&fake, &mut session, "list_executions", json!({"status": "done"}), "status");
     refused(&fake, &mut session, "list_executions", json!({"limit": 0}), "limit");
     refused(&fake, &mut session, "list_executions", json!({"offset": -1}), "offset");
@@ -510,7 +506,7 @@ fn list_executions_refusals_and_statuses() {
 
 #[test]
 fn get_execution_returns_the_row_whole_with_identity_beside_it() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let answer = ok(&mut session, "get_execution", json!({"exec_id": 119}));
     assert_eq!(sent(&fake), vec![get("/api/executions/119", &[])], "unbound: no preflight, no expectation");
     assert_eq!(answer["identity"]["runtime_id"], fake.runtime_id());
@@ -552,7 +548,7 @@ fn get_execution_returns_the_row_whole_with_identity_beside_it() {
 
 #[test]
 fn get_execution_returns_a_long_progress_log_whole() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let events: Vec<Value> =
         (0..400).map(|n| json!({"type": "progress", "n": n, "pad": "x".repeat(50)})).collect();
     {
@@ -574,7 +570,7 @@ fn get_execution_returns_a_long_progress_log_whole() {
 
 #[test]
 fn get_execution_pinned_asks_health_first_then_the_run_with_the_same_expectation() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let runtime = fake.runtime_id();
     let answer = ok(&mut session, "get_execution", json!({"exec_id": 120, "expected_runtime_id": runtime}));
     assert_eq!(
@@ -592,9 +588,7 @@ fn get_execution_pinned_asks_health_first_then_the_run_with_the_same_expectation
 
 #[test]
 fn get_execution_refuses_a_malformed_expectation_before_any_request() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     for bad in ["", "nope", "3F6B2A1E-9C4D-4E8A-B2F1-7D0C5E6A9B13", "3f6b2a1e-9c4d-1e8a-b2f1-7d0c5e6a9b13"] {
         let error = err(&mut session, "get_execution", json!({"exec_id": 119, "expected_runtime_id": bad}));
         assert_eq!(error["error"], "invalid_argument", "{bad:?}");
@@ -614,7 +608,7 @@ fn get_execution_refuses_a_malformed_expectation_before_any_request() {
 
 #[test]
 fn get_execution_pinned_to_another_instance_never_asks_for_the_run() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let error =
         err(&mut session, "get_execution", json!({"exec_id": 119, "expected_runtime_id": OTHER_RUNTIME}));
     assert_eq!(error["error"], "instance_mismatch");
@@ -625,7 +619,7 @@ fn get_execution_pinned_to_another_instance_never_asks_for_the_run() {
 
 #[test]
 fn get_execution_discards_a_reply_from_another_instance() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let runtime = fake.runtime_id();
     let row = json!({"id": 119, "status": "completed", "parameters": "{\"query\": \"DISTINCTIVE-ROW-CONTENT\"}",
                      "error_message": "DISTINCTIVE-ROW-CONTENT",
@@ -641,7 +635,7 @@ fn get_execution_discards_a_reply_from_another_instance() {
 
 #[test]
 fn get_execution_pinned_refuses_a_reply_without_identity() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let runtime = fake.runtime_id();
     for identity in [json!(null), json!({"contract_version": 1, "runtime_id": "not-a-uuid"}), json!("x")] {
         let row = json!({"id": 119, "status": "completed", "error_message": "DISTINCTIVE-ROW-CONTENT", "identity": identity});
@@ -661,7 +655,7 @@ fn get_execution_pinned_refuses_a_reply_without_identity() {
 
 #[test]
 fn get_execution_maps_the_execution_routes_statuses() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let runtime = fake.runtime_id();
     let pinned = json!({"exec_id": 119, "expected_runtime_id": runtime});
     let mismatch = json!({"detail": {"code": "instance_mismatch", "message": "other app",
@@ -704,7 +698,7 @@ fn get_execution_maps_the_execution_routes_statuses() {
 
 #[test]
 fn get_execution_results_asks_for_id_bearing_json_and_pages_it_here() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let answer = ok(&mut session, "get_execution_results", json!({"exec_id": 119}));
     assert_eq!(
         sent(&fake),
@@ -742,7 +736,7 @@ fn get_execution_results_asks_for_id_bearing_json_and_pages_it_here() {
 
 #[test]
 fn get_execution_results_errors_and_refusals() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     assert_eq!(err(&mut session, "get_execution_results", json!({"exec_id": 99999}))["error"], "not_found");
     fake.override_response(
         "GET",
@@ -780,7 +774,7 @@ fn get_execution_results_errors_and_refusals() {
 
 #[test]
 fn get_search_record_passes_the_record_through_with_queries_as_sent() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let answer = ok(&mut session, "get_search_record", json!({"exec_id": 119}));
     assert_eq!(sent(&fake), vec![get("/api/executions/119/search-record", &[])]);
     let fixture: Value =
@@ -802,7 +796,7 @@ fn get_search_record_passes_the_record_through_with_queries_as_sent() {
 
 #[test]
 fn get_search_record_fills_keys_an_older_resmon_leaves_out_and_maps_errors() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let record =
         json!({"record_type": "resmon_search_record", "search": {"execution_id": 119, "keywords": ["x"]}});
     fake.override_response(
@@ -840,8 +834,7 @@ fn get_search_record_fills_keys_an_older_resmon_leaves_out_and_maps_errors() {
 
 #[test]
 fn execution_tools_answer_through_the_cli() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let vars = env_for(&fake);
     let (code, answer, _) =
         cli_call("get_execution", json!({"exec_id": 119, "expected_runtime_id": fake.runtime_id()}), &vars);
@@ -864,7 +857,7 @@ fn execution_tools_answer_through_the_cli() {
 
 #[test]
 fn list_watch_profiles_keeps_basis_warning_on_every_row() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let answer = ok(&mut session, "list_watch_profiles", json!({}));
     assert_eq!(sent(&fake), vec![get("/api/profiles", &[])]);
     assert_eq!(ids(&answer["profiles"]), vec![7, 5, 6], "resmon's order, by name");
@@ -895,7 +888,7 @@ fn list_watch_profiles_keeps_basis_warning_on_every_row() {
 
 #[test]
 fn list_watch_profiles_refusals_and_statuses() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     refused(&fake, &mut session, "list_watch_profiles", json!({"kind": "robot"}), "kind");
     refused(&fake, &mut session, "list_watch_profiles", json!({"limit": 5}), "limit");
     fake.override_response(
@@ -912,7 +905,7 @@ fn list_watch_profiles_refusals_and_statuses() {
 
 #[test]
 fn get_watch_profile_adds_totals_from_a_one_row_matches_read() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let answer = ok(&mut session, "get_watch_profile", json!({"profile_id": 5}));
     assert_eq!(
         sent(&fake),
@@ -944,7 +937,7 @@ fn get_watch_profile_adds_totals_from_a_one_row_matches_read() {
 
 #[test]
 fn get_profile_matches_rows_carry_basis_author_and_evidence() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     let answer = ok(&mut session, "get_profile_matches", json!({"profile_id": 5, "limit": 2, "offset": 2}));
     assert_eq!(sent(&fake), vec![get("/api/profiles/5/matches", &[("limit", "2"), ("offset", "2")])]);
     assert_eq!(ids(&answer["matches"]), vec![806, 810]);
@@ -977,7 +970,7 @@ fn get_profile_matches_rows_carry_basis_author_and_evidence() {
 
 #[test]
 fn get_profile_matches_explains_the_bases_even_when_empty() {
-    let (_dir, _fake, mut session) = started();
+    let (_fake, mut session) = started();
     let answer = ok(&mut session, "get_profile_matches", json!({"profile_id": 7}));
     assert_eq!((answer["matches"].clone(), answer["total"].clone()), (json!([]), json!(0)));
     assert_eq!(answer["by_basis"], json!({}));
@@ -989,7 +982,7 @@ fn get_profile_matches_explains_the_bases_even_when_empty() {
 
 #[test]
 fn get_profile_matches_errors_and_refusals() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     assert_eq!(err(&mut session, "get_profile_matches", json!({"profile_id": 999}))["error"], "not_found");
     refused(&fake, &mut session, "get_profile_matches", json!({"profile_id": 5, "limit": 0}), "limit");
     refused(&fake, &mut session, "get_profile_matches", json!({"profile_id": 5, "offset": -1}), "offset");
@@ -1015,7 +1008,7 @@ fn get_profile_matches_errors_and_refusals() {
 
 #[test]
 fn profile_matches_use_the_shared_paper_row_and_its_author_cut() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = started();
     // Should resmon send the paper's authors with a match, they are cut as
     // every other paper row's are.
     let row = json!({"document_id": 801, "basis": "name_only", "matched_author": "Person 2",
@@ -1051,8 +1044,7 @@ fn profile_matches_use_the_shared_paper_row_and_its_author_cut() {
 
 #[test]
 fn profile_tools_answer_through_the_cli() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let vars = env_for(&fake);
     let (code, answer, _) = cli_call("get_profile_matches", json!({"profile_id": 5, "limit": 1}), &vars);
     assert_eq!(code, Some(0), "{answer}");

@@ -11,35 +11,21 @@
 
 #![cfg(unix)]
 
-use std::io::{Read, Write};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
 use crate::fake_backend::FakeBackend;
-use crate::harness::{ANSWER_WITHIN, BIN, TempDir, WRITE_TOOLS};
+use crate::harness::{BIN, Launch, TempDir, WRITE_TOOLS, vars};
 
 /// How a harness would start the server, read back from one registration.
 #[derive(Debug)]
-struct Launch {
+struct Registered {
     program: String,
     args: Vec<String>,
     env: Vec<(String, String)>,
-}
-
-/// Waits for a child with a hang guard, collecting its output.
-fn finish(mut child: std::process::Child, what: &str) -> Output {
-    let deadline = Instant::now() + ANSWER_WITHIN;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("{what} did not finish within {ANSWER_WITHIN:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child.wait_with_output().unwrap()
 }
 
 /// A copy of the real binary in a folder whose name holds a space and both quotes.
@@ -56,30 +42,10 @@ fn awkward_binary(dir: &Path) -> PathBuf {
     copy
 }
 
-/// Spawns, waiting out "text file busy": a copied binary's write descriptor
-/// may live on for a moment in a child that another test forked.
-fn spawn(command: &mut Command) -> std::process::Child {
-    let mut attempts = 0;
-    loop {
-        match command.spawn() {
-            Err(error) if error.raw_os_error() == Some(26) && attempts < 100 => {
-                attempts += 1;
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            other => return other.unwrap_or_else(|error| panic!("cannot start {command:?}: {error}")),
-        }
-    }
-}
-
 /// Runs `binary --check [--json]` with exactly `env` (and an empty HOME), in `cwd`.
 fn check(binary: &Path, json: bool, env: &[(String, String)], cwd: &Path, home: &Path) -> Output {
-    let mut command = Command::new(binary);
-    command.arg("--check").env_clear().env("PATH", std::env::var("PATH").unwrap()).env("HOME", home);
-    if json {
-        command.arg("--json");
-    }
-    command.envs(env.iter().cloned()).current_dir(cwd).stdout(Stdio::piped()).stderr(Stdio::piped());
-    finish(spawn(&mut command), "--check")
+    let args = if json { &["--check", "--json"][..] } else { &["--check"] };
+    Launch::new(env).program(binary).args(args).home(home).cwd(cwd).without_test_timeout().output()
 }
 
 /// Hands `line` to `sh -c` with its first word defined as a shell function
@@ -91,17 +57,11 @@ fn argv_of_shell_line(line: &str, scratch: &Path) -> Vec<String> {
     let out = scratch.join(format!("{program}.argv"));
     let script =
         format!("{program}() {{ for arg do printf '%s\\0' \"$arg\"; done > \"$STUB_OUT\"; }}\n{line}\n");
-    let child = spawn(
-        Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap())
-            .env("STUB_OUT", &out)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
-    );
-    let output = finish(child, "sh -c");
+    let output = Launch::new(&vars(&[("STUB_OUT", out.display().to_string())]))
+        .program("sh")
+        .args([OsStr::new("-c"), OsStr::new(&script)])
+        .without_test_timeout()
+        .output();
     assert!(output.status.success(), "sh -c {line:?}: {}", String::from_utf8_lossy(&output.stderr));
     let bytes = std::fs::read(&out).unwrap();
     let mut words: Vec<String> =
@@ -128,7 +88,7 @@ fn take_env_options(
 }
 
 /// `claude mcp add -s user resmon -e K=V ... -- CMD [ARGS]`.
-fn claude_launch(line: &str, scratch: &Path) -> Launch {
+fn claude_launch(line: &str, scratch: &Path) -> Registered {
     let words = argv_of_shell_line(line, scratch);
     let [mcp, add, scope_flag, scope, name, rest @ ..] = &words[..] else { panic!("too short: {words:?}") };
     assert_eq!([mcp, add, scope_flag, scope, name], ["mcp", "add", "-s", "user", "resmon"], "{words:?}");
@@ -138,12 +98,12 @@ fn claude_launch(line: &str, scratch: &Path) -> Launch {
     });
     let [separator, program, args @ ..] = rest else { panic!("no command after the options: {words:?}") };
     assert_eq!(separator, "--", "{words:?}");
-    Launch { program: program.clone(), args: args.to_vec(), env }
+    Registered { program: program.clone(), args: args.to_vec(), env }
 }
 
 /// `gemini mcp add -s user resmon -e K=V ... CMD [ARGS]`, read the way Gemini
 /// CLI 0.61.0 reads `-e`: split at every `=`, the first two pieces kept.
-fn gemini_launch(line: &str, scratch: &Path) -> Launch {
+fn gemini_launch(line: &str, scratch: &Path) -> Registered {
     let words = argv_of_shell_line(line, scratch);
     let [mcp, add, scope_flag, scope, name, rest @ ..] = &words[..] else { panic!("too short: {words:?}") };
     assert_eq!([mcp, add, scope_flag, scope, name], ["mcp", "add", "-s", "user", "resmon"], "{words:?}");
@@ -152,7 +112,7 @@ fn gemini_launch(line: &str, scratch: &Path) -> Launch {
         (pieces.next().unwrap().to_string(), pieces.next().unwrap_or("").to_string())
     });
     let [program, args @ ..] = rest else { panic!("no command after the options: {words:?}") };
-    Launch { program: program.clone(), args: args.to_vec(), env }
+    Registered { program: program.clone(), args: args.to_vec(), env }
 }
 
 fn string_map(value: &Value) -> Vec<(String, String)> {
@@ -165,18 +125,18 @@ fn strings(value: &Value) -> Vec<String> {
 }
 
 /// An `mcpServers` block (Claude Desktop, Cursor, Gemini CLI's settings.json).
-fn mcp_servers_launch(block: &str) -> Launch {
+fn mcp_servers_launch(block: &str) -> Registered {
     let config: Value = serde_json::from_str(block).unwrap_or_else(|error| panic!("{error}: {block}"));
     assert_eq!(config["mcpServers"].as_object().unwrap().len(), 1, "{block}");
     let server = &config["mcpServers"]["resmon"];
-    Launch {
+    Registered {
         program: server["command"].as_str().unwrap().to_string(),
         args: strings(&server["args"]),
         env: string_map(&server["env"]),
     }
 }
 
-fn codex_launch(block: &str) -> Launch {
+fn codex_launch(block: &str) -> Registered {
     let config: toml::Table = block.parse().unwrap_or_else(|error| panic!("{error}: {block}"));
     assert_eq!(config.keys().collect::<Vec<_>>(), ["mcp_servers"], "{block}");
     let server = config["mcp_servers"]["resmon"].as_table().unwrap();
@@ -192,58 +152,43 @@ fn codex_launch(block: &str) -> Launch {
     let args = server
         .get("args")
         .map(|args| args.as_array().unwrap().iter().map(|arg| arg.as_str().unwrap().to_string()).collect());
-    Launch { program: server["command"].as_str().unwrap().to_string(), args: args.unwrap_or_default(), env }
+    Registered {
+        program: server["command"].as_str().unwrap().to_string(),
+        args: args.unwrap_or_default(),
+        env,
+    }
 }
 
 /// opencode: `command` is the whole argv. Returns the permission rules too.
-fn opencode_launch(block: &str) -> (Launch, Value) {
+fn opencode_launch(block: &str) -> (Registered, Value) {
     let config: Value = serde_json::from_str(block).unwrap_or_else(|error| panic!("{error}: {block}"));
     let server = &config["mcp"]["resmon"];
     assert_eq!(server["type"], "local", "{block}");
     let mut argv = strings(&server["command"]);
     let program = argv.remove(0);
-    (Launch { program, args: argv, env: string_map(&server["environment"]) }, config["permission"].clone())
+    (
+        Registered { program, args: argv, env: string_map(&server["environment"]) },
+        config["permission"].clone(),
+    )
 }
 
 /// Starts the server as `launch` says, from `cwd`, with nothing in its
 /// environment but PATH, an empty HOME and the registration's variables, and
 /// returns the tools/list answer and the health call's result.
-fn run_launch(launch: &Launch, cwd: &Path, home: &Path) -> (Value, Value) {
-    let mut child = spawn(
-        Command::new(&launch.program)
-            .args(&launch.args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap())
-            .env("HOME", home)
-            .envs(launch.env.iter().cloned())
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
-    );
-    let requests = [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "register-test", "version": "0"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "health", "arguments": {}}}),
-    ];
-    let mut stdin = child.stdin.take().unwrap();
-    for request in requests {
-        writeln!(stdin, "{request}").unwrap();
-    }
-    drop(stdin);
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        stdout.read_to_string(&mut text).unwrap();
-        text
-    });
-    let output = finish(child, "the registered server");
-    assert!(output.status.success(), "{launch:?}: {}", String::from_utf8_lossy(&output.stderr));
-    let answers: Vec<Value> =
-        reader.join().unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
-    let answer = |id: i64| answers.iter().find(|answer| answer["id"] == id).cloned().unwrap();
-    (answer(2)["result"].clone(), answer(3)["result"].clone())
+fn run_launch(launch: &Registered, cwd: &Path, home: &Path) -> (Value, Value) {
+    let mut session = Launch::new(&launch.env)
+        .program(&launch.program)
+        .args(&launch.args)
+        .home(home)
+        .cwd(cwd)
+        .without_test_timeout()
+        .session();
+    session.handshake();
+    let listing = session.request("tools/list", json!({}))["result"].clone();
+    let health = session.call("health", json!({}));
+    let (status, stderr) = session.finish();
+    assert!(status.success(), "{launch:?}: {stderr}");
+    (listing, health)
 }
 
 struct Printed {
@@ -282,7 +227,7 @@ fn every_launch_works(
     scratch: &Path,
     fake: &FakeBackend,
     tools: usize,
-) -> Vec<(&'static str, Launch)> {
+) -> Vec<(&'static str, Registered)> {
     let register = &printed.register;
     let block = |key: &str| register[key].as_str().unwrap().to_string();
     let gemini = block("gemini");

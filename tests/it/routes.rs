@@ -1,15 +1,18 @@
 //! Route resolution and the contract's counts (contract 1.0 "Route
 //! resolution"; issue 5 §1): every address the 25 tools send resolves
-//! against the route table in fixtures/routes.json, none is excluded, and
-//! the distinct method-and-path pairs number exactly the stated 44.
+//! against the route table in fixtures/routes.json, none is excluded
+//! ("Excluded on purpose"), none deletes, no settings group outside the six
+//! is reached, and the distinct method-and-path pairs number exactly the
+//! stated 44.
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use resmon_mcp::settings_policy;
+
 use crate::calls::every_branch;
-use crate::fake_backend::FakeBackend;
-use crate::harness::{Session, TempDir, env_for, structured};
+use crate::harness::{connected, structured};
 
 /// The number contract 1.0 states. Changing what the tools reach means
 /// changing this number in the same commit, on purpose.
@@ -48,9 +51,7 @@ fn is_excluded(excluded: &[Value], method: &str, path: &str) -> Option<String> {
 
 /// Drives every branch and returns the distinct (method, concrete path) pairs sent.
 fn pairs_sent() -> BTreeSet<(String, String)> {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     for (tool, arguments) in every_branch(&fake.runtime_id()) {
         let result = session.call(tool, arguments.clone());
         assert_eq!(result["isError"], false, "{tool} {arguments}: {result}");
@@ -87,6 +88,11 @@ fn every_address_the_tools_send_resolves_and_none_is_excluded() {
         if method == "DELETE" {
             failures.push(format!("{method} {path}: nothing the tools do deletes"));
         }
+        if let Some(group) = path.strip_prefix("/api/settings/")
+            && !settings_policy::is_reachable_group(group)
+        {
+            failures.push(format!("{method} {path}: a settings group outside the six"));
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     let listed: Vec<&str> = resolved_pairs.iter().map(String::as_str).collect();
@@ -112,6 +118,26 @@ fn the_route_table_itself_holds_the_stated_number_of_pairs() {
         let concrete = concrete.replace("{doc_id}", "1").replace("{profile_id}", "1");
         assert!(is_excluded(excluded, route["method"].as_str().unwrap(), &concrete).is_none(), "{path}");
     }
+}
+
+/// The exclusion check above can fail: it catches each kind of route the
+/// table excludes, and spares the settings groups update_settings may reach.
+#[test]
+fn the_exclusion_check_catches_what_it_is_for() {
+    let excluded = table()["excluded"].as_array().unwrap().clone();
+    for (method, path) in [
+        ("POST", "/api/admin/factory-reset"),
+        ("DELETE", "/api/routines/7"),
+        ("PUT", "/api/credentials/anthropic_api_key"),
+        ("PUT", "/api/settings/cloud"),
+        ("PUT", "/api/settings/execution"),
+        ("GET", "/api/executions/1/progress/stream"),
+        ("POST", "/api/service/install"),
+        ("POST", "/api/lifecycle/check"),
+    ] {
+        assert!(is_excluded(&excluded, method, path).is_some(), "{method} {path} should be excluded");
+    }
+    assert_eq!(is_excluded(&excluded, "PUT", "/api/settings/ai"), None);
 }
 
 #[test]

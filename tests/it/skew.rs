@@ -7,23 +7,14 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::calls::every_branch;
-use crate::fake_backend::{FakeBackend, Fault, OLDER_RELEASE_LACKS, ROUTES};
-use crate::harness::{
-    Session, TEST_TIMEOUT_MS, TempDir, env_for, output_problems, run_cli, structured, tool_error,
-};
-
-fn started() -> (TempDir, FakeBackend, Session) {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
-    let session = Session::initialized(&env_for(&fake));
-    (dir, fake, session)
-}
+use crate::fake_backend::{Fault, OLDER_RELEASE_LACKS, ROUTES};
+use crate::harness::{TEST_TIMEOUT_MS, call_problems, connected, env_for, run_cli, structured, tool_error};
 
 /// Every tool whose primary route this resmon lacks names the route and the
 /// release, and never says "not found" about a record that may well exist.
 #[test]
 fn every_tool_names_a_route_this_resmon_lacks() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = connected();
     for (method, path) in ROUTES {
         if *path != "/api/health" {
             fake.lack_route(method, path);
@@ -53,7 +44,7 @@ fn every_tool_names_a_route_this_resmon_lacks() {
 /// the answer, and the primary record is still returned.
 #[test]
 fn get_routine_reports_missing_secondary_routes_inside_the_answer() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = connected();
     fake.lack_route("GET", "/api/routines/{id}/deliveries");
     let answer = structured(&session.call("get_routine", json!({"routine_id": 7}))).clone();
     assert_eq!(answer["id"], 7);
@@ -85,7 +76,7 @@ fn get_routine_reports_missing_secondary_routes_inside_the_answer() {
 /// cost one bound, not two, and nothing is sent once it has passed.
 #[test]
 fn one_deadline_bounds_a_call_that_makes_several_requests() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     fake.set_fault_for("GET", "/api/routines/7/coverage", Fault::Hang);
     fake.set_fault_for("GET", "/api/routines/7/deliveries", Fault::Hang);
@@ -113,7 +104,7 @@ fn one_deadline_bounds_a_call_that_makes_several_requests() {
 /// A 400 about a parameter this server chose is not the caller's mistake.
 #[test]
 fn a_refused_parameter_this_server_chose_is_named_and_not_blamed_on_the_caller() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = connected();
     fake.emulate_older_release("2.1.0");
     let error = tool_error(&session.call("get_execution_results", json!({"exec_id": 115})));
     assert_eq!(error["error"], "upstream_error", "{error}");
@@ -135,7 +126,7 @@ fn a_refused_parameter_this_server_chose_is_named_and_not_blamed_on_the_caller()
 /// drops, and its version on every error it caused.
 #[test]
 fn an_older_release_is_served_truthfully() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = connected();
     fake.emulate_older_release("2.1.0");
     let health = structured(&session.call("health", json!({}))).clone();
     assert_eq!(health["version"], "2.1.0");
@@ -180,7 +171,7 @@ fn an_older_release_is_served_truthfully() {
 
 #[test]
 fn a_create_whose_fields_were_all_kept_says_nothing_was_lost() {
-    let (_dir, _fake, mut session) = started();
+    let (_fake, mut session) = connected();
     let created = structured(&session.call(
         "create_routine",
         json!({"name": "All kept", "keywords": ["graph attention"], "sources": ["arxiv"],
@@ -194,7 +185,7 @@ fn a_create_whose_fields_were_all_kept_says_nothing_was_lost() {
 /// A write that resmon accepted is never reported as if nothing happened.
 #[test]
 fn update_settings_says_a_saved_change_was_saved_when_the_read_back_fails() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = connected();
     fake.set_fault_after("GET", "/api/settings/ai", 1, Fault::Html500);
     let error = tool_error(
         &session
@@ -210,7 +201,7 @@ fn update_settings_says_a_saved_change_was_saved_when_the_read_back_fails() {
 /// Something took the connection and closed it: that is not "not running".
 #[test]
 fn a_connection_closed_without_an_answer_is_not_called_not_running() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     fake.set_fault_for("GET", "/api/routines", Fault::CloseWithoutAnswer);
     let error = tool_error(&session.call("list_routines", json!({})));
@@ -224,7 +215,7 @@ fn a_connection_closed_without_an_answer_is_not_called_not_running() {
 /// `--check` shows the release it reached.
 #[test]
 fn check_names_the_release() {
-    let (_dir, fake, _session) = started();
+    let (fake, _session) = connected();
     fake.emulate_older_release("2.1.0");
     let output = run_cli(&["--check"], &env_for(&fake));
     let text = String::from_utf8_lossy(&output.stdout);
@@ -239,7 +230,7 @@ fn check_names_the_release() {
 /// route, and for a write a GET on the same resource (contract-notes 19).
 #[test]
 fn check_probes_every_tool_and_names_the_missing_ones() {
-    let (_dir, fake, _session) = started();
+    let (fake, _session) = connected();
     fake.emulate_older_release("2.1.0");
     fake.clear_requests();
     let output = run_cli(&["--check", "--json"], &env_for(&fake));
@@ -298,7 +289,7 @@ fn keys_of(value: &Value, into: &mut std::collections::BTreeSet<String>) {
 /// Each field is left out, and then set to null, in turn.
 #[test]
 fn answers_keep_their_output_schema_when_resmon_leaves_out_any_field() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     let mut checked = 0;
     let mut unnamed = Vec::new();
@@ -319,11 +310,8 @@ fn answers_keep_their_output_schema_when_resmon_leaves_out_any_field() {
             let answer = session.request("tools/call", json!({"name": tool, "arguments": arguments}));
             let result = answer["result"].clone();
             checked += 1;
-            if result["isError"] == false {
-                let problems = output_problems(tool, &result["structuredContent"]);
-                if let Some(first) = problems.first() {
-                    broken.push(format!("{tool} {arguments} {how} `{key}`: {first}"));
-                }
+            if let Some(first) = call_problems(tool, &answer).first() {
+                broken.push(format!("{tool} {arguments} {how} `{key}`: {first}"));
             } else if result["isError"] == true {
                 let error = tool_error(&result);
                 if error["error"] == "upstream_error" {
@@ -339,7 +327,12 @@ fn answers_keep_their_output_schema_when_resmon_leaves_out_any_field() {
     }
     fake.clear_faults();
     assert!(checked > 300, "only {checked} cases were checked");
-    assert!(broken.is_empty(), "{} answers break their outputSchema:\n{}", broken.len(), broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "{} answers break their outputSchema or the shape of an answer:\n{}",
+        broken.len(),
+        broken.join("\n")
+    );
     assert!(
         unnamed.is_empty(),
         "{} upstream errors do not name the route and field:\n{}",
@@ -353,7 +346,7 @@ fn answers_keep_their_output_schema_when_resmon_leaves_out_any_field() {
 /// new process is not the one expected (contract-notes 18).
 #[test]
 fn a_pinned_call_resent_after_a_restart_passes_the_preflight_again() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     let old_runtime = fake.runtime_id();
     fake.restart_before("GET", "/api/executions/115");
@@ -384,7 +377,7 @@ fn a_pinned_call_resent_after_a_restart_passes_the_preflight_again() {
 /// so instead of inviting a blind retry.
 #[test]
 fn a_write_whose_answer_was_lost_says_it_may_have_happened() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     fake.set_fault_for("POST", "/api/search/sweep", Fault::CloseWithoutAnswer);
     let error =
@@ -403,7 +396,7 @@ fn a_write_whose_answer_was_lost_says_it_may_have_happened() {
 /// secondary, so its absence leaves the totals null and says why.
 #[test]
 fn get_watch_profile_reports_its_missing_totals_inside_the_answer() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = connected();
     fake.lack_route("GET", "/api/profiles/{id}/matches");
     let answer = structured(&session.call("get_watch_profile", json!({"profile_id": 5}))).clone();
     assert_eq!(answer["id"], 5);
@@ -416,7 +409,7 @@ fn get_watch_profile_reports_its_missing_totals_inside_the_answer() {
 /// A routine that was created is never hidden behind a read-back error.
 #[test]
 fn create_routine_says_a_routine_was_created_when_its_read_back_is_unusable() {
-    let (_dir, fake, mut session) = started();
+    let (fake, mut session) = connected();
     fake.set_fault_after("GET", "/api/routines/{id}", 0, Fault::DropKey("name".into()));
     let error = tool_error(&session.call(
         "create_routine",
@@ -430,7 +423,7 @@ fn create_routine_says_a_routine_was_created_when_its_read_back_is_unusable() {
 /// one bound, not one per tool.
 #[test]
 fn check_is_bounded_when_every_probe_stalls() {
-    let (_dir, fake, _session) = started();
+    let (fake, _session) = connected();
     for (method, path) in ROUTES {
         if *method == "GET" && *path != "/api/health" {
             fake.set_fault_for(method, path, Fault::Hang);

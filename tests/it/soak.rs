@@ -11,8 +11,8 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use crate::calls::every_branch;
-use crate::fake_backend::{FakeBackend, Fault};
-use crate::harness::{Session, TempDir, env_for};
+use crate::fake_backend::Fault;
+use crate::harness::{Session, call_problems, env_for, start_fake};
 
 /// The measurement window opens after this many calls (allocator and
 /// connection warm-up happen before it).
@@ -46,8 +46,7 @@ fn injected(index: usize) -> Fault {
 fn memory_and_descriptors_stay_flat_over_many_calls() {
     let calls: usize = std::env::var("RESMON_SOAK_CALLS").ok().and_then(|n| n.parse().ok()).unwrap_or(3_000);
     assert!(calls > WARM_UP, "RESMON_SOAK_CALLS must exceed {WARM_UP}");
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let reads: Vec<(&str, Value)> = every_branch(&fake.runtime_id())
         .into_iter()
         .filter(|(tool, _)| !resmon_mcp::tools::find(tool).unwrap().requires_confirmation)
@@ -78,6 +77,9 @@ fn memory_and_descriptors_stay_flat_over_many_calls() {
         match (inject, is_error) {
             (false, Some(false)) | (true, Some(true)) => (),
             _ => failures.push(format!("call {index} ({tool}, injected: {inject}): {answer}")),
+        }
+        if let Some(problem) = call_problems(tool, &answer).first() {
+            failures.push(format!("call {index} ({tool}, injected: {inject}): {problem}"));
         }
         if failures.len() > 10 {
             break;

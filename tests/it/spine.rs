@@ -1,55 +1,15 @@
 //! Discovery, the HTTP client's rules, the error model, `health`, and the
 //! command line, against the fake backend (issue 2 §3-§9).
 
-use std::io::Read;
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::fake_backend::{FakeBackend, Fault};
-use crate::harness::{Session, TempDir, cli_call, env_for, run_cli, structured, tool_error};
-
-fn env(pairs: &[(&str, String)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(key, value)| (key.to_string(), value.clone())).collect()
-}
-
-/// A loopback port with nothing listening on it.
-fn dead_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
-/// A listener that counts the connections it receives (a stand-in for a
-/// proxy or a redirect target that must never be reached).
-struct Witness {
-    port: u16,
-    hits: Arc<Mutex<usize>>,
-}
-
-impl Witness {
-    fn start() -> Witness {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let hits = Arc::new(Mutex::new(0));
-        let counter = hits.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { break };
-                *counter.lock().unwrap() += 1;
-                let mut buf = [0u8; 1024];
-                let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
-                let _ = stream.read(&mut buf);
-            }
-        });
-        Witness { port, hits }
-    }
-
-    fn hits(&self) -> usize {
-        *self.hits.lock().unwrap()
-    }
-}
+use crate::harness::{
+    Session, TempDir, Witness, cli_call, connected, dead_port, env_for, run_cli, start_fake, structured,
+    tool_error, vars,
+};
 
 fn assert_no_token(fake: &FakeBackend, text: &str) {
     assert!(!text.contains(&fake.token()), "the token leaked: {text}");
@@ -57,9 +17,7 @@ fn assert_no_token(fake: &FakeBackend, text: &str) {
 
 #[test]
 fn health_end_to_end_over_stdio_carries_the_identity() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     let result = session.call("health", json!({}));
     let health = structured(&result);
     assert_eq!(health["status"], "ok");
@@ -76,8 +34,7 @@ fn health_end_to_end_over_stdio_carries_the_identity() {
 
 #[test]
 fn every_request_carries_the_token_and_the_exact_host_and_no_origin() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let (code, _, _) = cli_call("health", json!({}), &env_for(&fake));
     assert_eq!(code, Some(0));
     let requests = fake.requests();
@@ -94,9 +51,7 @@ fn every_request_carries_the_token_and_the_exact_host_and_no_origin() {
 
 #[test]
 fn discovery_is_cached_for_the_session() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     let after_first = fake.requests().len();
     assert_eq!(after_first, 2, "discovery's confirmation plus the call itself");
@@ -107,8 +62,7 @@ fn discovery_is_cached_for_the_session() {
 
 #[test]
 fn call_prints_health_and_exits_zero() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let (code, answer, all_output) = cli_call("health", json!({}), &env_for(&fake));
     assert_eq!(code, Some(0), "{all_output}");
     assert_eq!(answer["identity"]["runtime_id"], fake.runtime_id());
@@ -117,17 +71,16 @@ fn call_prints_health_and_exits_zero() {
 
 #[test]
 fn resmon_port_wins_and_a_named_port_that_does_not_answer_is_never_widened() {
-    let dir = TempDir::new();
     // A live resmon whose port file and token are right there...
-    let other = FakeBackend::start(dir.path());
+    let other = start_fake();
     // ...but RESMON_PORT names a port where nothing listens.
     let port = dead_port();
-    let vars = env(&[
+    let vars = vars(&[
         ("RESMON_PORT", port.to_string()),
         ("RESMON_PORT_FILE", other.port_file().display().to_string()),
         ("RESMON_STATE_DIR", other.state_dir().display().to_string()),
     ]);
-    std::fs::write(dir.path().join(format!("api-token-{port}")), "a".repeat(43)).unwrap();
+    std::fs::write(other.dir().join(format!("api-token-{port}")), "a".repeat(43)).unwrap();
     let (code, answer, output) = cli_call("health", json!({}), &vars);
     assert_eq!(code, Some(1));
     assert_eq!(answer["error"], "backend_unavailable");
@@ -141,8 +94,7 @@ fn resmon_port_wins_and_a_named_port_that_does_not_answer_is_never_widened() {
 
 #[test]
 fn a_malformed_resmon_port_is_refused_without_falling_through() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     for bad in ["abc", "0", "70000", "80 81", "-1"] {
         let mut vars = env_for(&fake);
         vars.push(("RESMON_PORT".into(), bad.into()));
@@ -161,7 +113,7 @@ fn a_malformed_port_file_is_refused_naming_the_file() {
     let dir = TempDir::new();
     let port_file = dir.path().join("resmon.port");
     std::fs::write(&port_file, "not-a-port").unwrap();
-    let vars = env(&[
+    let vars = vars(&[
         ("RESMON_PORT_FILE", port_file.display().to_string()),
         ("RESMON_STATE_DIR", dir.path().display().to_string()),
     ]);
@@ -174,10 +126,9 @@ fn a_malformed_port_file_is_refused_naming_the_file() {
 
 #[test]
 fn the_port_file_beside_resmon_db_path_names_the_instance() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
-    let vars = env(&[
-        ("RESMON_DB_PATH", dir.path().join("resmon.db").display().to_string()),
+    let fake = start_fake();
+    let vars = vars(&[
+        ("RESMON_DB_PATH", fake.dir().join("resmon.db").display().to_string()),
         ("RESMON_STATE_DIR", fake.state_dir().display().to_string()),
     ]);
     let (code, answer, _) = cli_call("health", json!({}), &vars);
@@ -216,8 +167,7 @@ fn check_without_resmon_prints_the_no_port_diagnosis_and_fails() {
 
 #[test]
 fn check_against_a_running_resmon_tells_each_step_and_never_the_token() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let output = run_cli(&["--check"], &env_for(&fake));
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
     assert_eq!(output.status.code(), Some(0), "{stdout}");
@@ -238,8 +188,7 @@ fn check_against_a_running_resmon_tells_each_step_and_never_the_token() {
 
 #[test]
 fn a_missing_or_unusable_token_file_names_the_instance_and_sends_nothing() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     std::fs::remove_file(fake.token_file()).unwrap();
     let (code, answer, _) = cli_call("health", json!({}), &env_for(&fake));
     assert_eq!(code, Some(1));
@@ -258,8 +207,7 @@ fn a_same_port_restart_is_rediscovered_and_the_call_sent_once_more() {
     // contract-notes 18: a 401 token_invalid from a cached instance means
     // resmon restarted with a new token; the guard refused before any work,
     // so one rediscovery and one resend repeat nothing.
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let old_token = fake.token();
     let old_runtime = fake.runtime_id();
     let mut session = Session::initialized(&env_for(&fake));
@@ -292,9 +240,7 @@ fn a_same_port_restart_is_rediscovered_and_the_call_sent_once_more() {
 
 #[test]
 fn a_token_refused_again_after_rediscovery_is_reported_without_a_second_resend() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     fake.set_fault(Fault::Unauthorized);
     fake.clear_requests();
@@ -310,8 +256,7 @@ fn a_token_refused_again_after_rediscovery_is_reported_without_a_second_resend()
 
 #[test]
 fn proxy_variables_are_ignored() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let proxy = Witness::start();
     let mut vars = env_for(&fake);
     for name in ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY"] {
@@ -325,9 +270,7 @@ fn proxy_variables_are_ignored() {
 
 #[test]
 fn a_redirect_is_an_error_and_is_not_followed() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     let target = Witness::start();
     fake.override_response(
@@ -345,9 +288,7 @@ fn a_redirect_is_an_error_and_is_not_followed() {
 
 #[test]
 fn a_backend_that_never_answers_is_abandoned_within_the_bound() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     fake.set_fault(Fault::Hang);
     let started = Instant::now();
@@ -362,9 +303,7 @@ fn a_backend_that_never_answers_is_abandoned_within_the_bound() {
 
 #[test]
 fn faults_become_structured_errors_and_never_leak_the_token_or_the_body() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
-    let mut session = Session::initialized(&env_for(&fake));
+    let (fake, mut session) = connected();
     structured(&session.call("health", json!({})));
     let cases = [
         (Fault::Html500, "upstream_error"),
@@ -398,8 +337,7 @@ fn faults_become_structured_errors_and_never_leak_the_token_or_the_body() {
 
 #[test]
 fn expected_runtime_id_is_checked_before_anything_and_against_the_reply() {
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     let vars = env_for(&fake);
     for bad in
         ["", "NOT-A-UUID", "3F6B2A1E-9C4D-4E8A-B2F1-7D0C5E6A9B13", "3f6b2a1e-9c4d-1e8a-b2f1-7d0c5e6a9b13"]
@@ -426,8 +364,7 @@ fn a_backend_without_a_usable_identity_serves_unpinned_calls_only() {
     // contract-notes 3 and 6: identity is not part of confirming a backend;
     // only a pinned call needs it, and it is refused before the execution
     // request.
-    let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake();
     fake.override_response(
         "GET",
         "/api/health",
