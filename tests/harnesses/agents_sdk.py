@@ -151,7 +151,7 @@ async def exercise(args, tally: Tally) -> None:
                 final, _ = await bench.ask(server, [("health", {})])
                 took = time.monotonic() - started
                 text = content_text((saw(final) or [None])[0])
-                tally.check(text.startswith("backend_unavailable:") and "did not answer within 3 s" in text,
+                tally.check(text.startswith("backend_unavailable:") and "before this call's 3 s deadline" in text,
                             f"frozen resmon, RESMON_MCP_TIMEOUT_MS=3000 under the SDK's 5 s: the model reads the "
                             f"server's sentence ({took:.1f} s)", brief(final))
             # Second way: the SDK's timeout raised above the server's bound.
@@ -161,7 +161,7 @@ async def exercise(args, tally: Tally) -> None:
                 final, _ = await bench.ask(server, [("health", {})])
                 took = time.monotonic() - started
                 text = content_text((saw(final) or [None])[0])
-                tally.check(text.startswith("backend_unavailable:") and "did not answer within 6 s" in text,
+                tally.check(text.startswith("backend_unavailable:") and "before this call's 6 s deadline" in text,
                             f"frozen resmon, client_session_timeout_seconds=10 over a 6 s bound: the model reads "
                             f"the server's sentence ({took:.1f} s)", brief(final))
 
