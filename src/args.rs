@@ -31,7 +31,7 @@ pub struct HarnessKey {
     pub harness: &'static str,
 }
 
-fn added_by_a_harness(key: &str) -> bool {
+pub(crate) fn added_by_a_harness(key: &str) -> bool {
     HARNESS_KEYS.iter().any(|entry| entry.key == key)
 }
 

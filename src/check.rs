@@ -51,6 +51,7 @@ pub fn run(config: &Config) -> Report {
             let tools: Vec<Value> = verdicts.iter().map(crate::probe::Verdict::to_json).collect();
             let json = json!({
                 "connected": true, "read_only": config.read_only, "steps": steps,
+                "per_call_bound_s": config.request_timeout.as_secs_f64(),
                 "health": {"version": field("/version"), "identity": field("/identity")},
                 "tools": tools,
             });
@@ -58,7 +59,8 @@ pub fn run(config: &Config) -> Report {
         }
         Err(error) => {
             text.push_str(&format!("result: not connected ({})\n  {}\n", error.code.as_str(), error.message));
-            let json = json!({"connected": false, "read_only": config.read_only, "steps": steps, "error": error.to_json()});
+            let json = json!({"connected": false, "read_only": config.read_only, "steps": steps,
+                "per_call_bound_s": config.request_timeout.as_secs_f64(), "error": error.to_json()});
             Report { connected: false, text, json }
         }
     };

@@ -45,7 +45,8 @@ deactivate_routine, update_settings); ask the person before calling them. Runs s
 background: poll get_execution with the returned execution_id until status is no longer \
 running (interrupted means the app stopped mid-run, not that the search failed). Lists come a \
 page at a time: search_corpus pages with next_cursor passed back as cursor, the other lists \
-with limit and offset. Errors come back as {error, message, detail}; backend_unavailable \
+with limit and offset. An error result opens with the sentence code: message, then the \
+error object {error, message, detail}; backend_unavailable \
 means the resmon app is not reachable, and its message says what to set or start. Keep \
 resmon's caveats (match basis, coverage zero-reasons, what resmon cannot verify) when you \
 repeat an answer.";
@@ -263,7 +264,19 @@ fn success_result(text: &[u8]) -> String {
 /// otherwise show its model a schema complaint instead of resmon's sentence.
 /// The second block is the error object as JSON, for callers that branch on
 /// the code. There is no structuredContent, for the same reason.
-fn error_result(error: &crate::error::ToolError) -> String {
+/// The answer to a `tools/call` whose handling panicked: a tool error in the
+/// request's own era, so that a harness shows its model a sentence.
+pub(crate) fn internal_tool_error(id: &Value, params: &Value) -> String {
+    let error = crate::error::ToolError::new(
+        crate::error::Code::InternalError,
+        "This server hit an internal error while handling the call, and nothing more is known. \
+         Try again; if it repeats, report it with the call that caused it.",
+    );
+    let era = envelope::era_of("tools/call", params);
+    result_line(id, Answer::Prebuilt(error_result(&error)), era)
+}
+
+pub(crate) fn error_result(error: &crate::error::ToolError) -> String {
     let sentence = format!("{}: {}", error.code.as_str(), error.message);
     compact(&json!({
         "content": [

@@ -8,7 +8,7 @@ use std::io::{self, BufRead, Write};
 
 use serde_json::Value;
 
-use crate::protocol::{INVALID_REQUEST, Server, error_line, rpc_error};
+use crate::protocol::{INVALID_REQUEST, Server, error_line, internal_tool_error, rpc_error};
 use crate::redact;
 
 /// Longest request line accepted; a longer one is answered and skipped
@@ -77,6 +77,12 @@ fn panic_reply(line: &[u8]) -> Option<String> {
     let message: Value = serde_json::from_slice(line.strip_suffix(b"\r").unwrap_or(line)).ok()?;
     let id = message.get("id")?;
     let id = if id.is_string() || id.is_i64() || id.is_u64() { id.clone() } else { Value::Null };
+    // A tool call is answered as a tool error, as every other failure of a
+    // tool is (contract 1.0 "Error model"), so the model reads a sentence.
+    if message.get("method").and_then(Value::as_str) == Some("tools/call") {
+        let params = message.get("params").unwrap_or(&Value::Null);
+        return Some(internal_tool_error(&id, params));
+    }
     Some(error_line(&id, rpc_error(-32603, "Internal error: this request could not be handled.")))
 }
 
@@ -123,9 +129,16 @@ mod tests {
 
     #[test]
     fn a_panicking_request_is_answered_to_its_own_id() {
+        // A tool call gets a tool error, which a harness shows its model.
         let reply = panic_reply(br#"{"jsonrpc":"2.0","id":"abc","method":"tools/call"}"#).unwrap();
         let reply: Value = serde_json::from_str(&reply).unwrap();
         assert_eq!(reply["id"], "abc");
+        assert_eq!(reply["result"]["isError"], true, "{reply}");
+        assert!(reply["result"]["content"][0]["text"].as_str().unwrap().starts_with("internal_error: "));
+        // Any other request gets JSON-RPC's internal error.
+        let reply = panic_reply(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#).unwrap();
+        let reply: Value = serde_json::from_str(&reply).unwrap();
+        assert_eq!(reply["id"], 7);
         assert_eq!(reply["error"]["code"], -32603);
         assert!(panic_reply(br#"{"jsonrpc":"2.0","method":"notifications/x"}"#).is_none());
     }

@@ -175,6 +175,10 @@ const NOT_SENT_AS_GIVEN: &[(&str, &str)] = &[("list_executions", "limit"), ("lis
 fn caller_fields(tool: &str, arguments: &serde_json::Map<String, Value>) -> Vec<String> {
     let mut fields = Vec::new();
     for name in arguments.keys() {
+        // A key a harness adds for itself is never sent, so it names no field.
+        if crate::args::added_by_a_harness(name) {
+            continue;
+        }
         if NOT_SENT_AS_GIVEN.contains(&(tool, name.as_str())) {
             continue;
         }
