@@ -19,11 +19,11 @@
 #[path = "fake_backend/export.rs"]
 mod export;
 #[path = "fake_backend/http.rs"]
-mod http;
+pub mod http;
 #[path = "fake_backend/routes.rs"]
-mod routes;
+pub mod routes;
 #[path = "fake_backend/state.rs"]
-mod state;
+pub mod state;
 #[path = "fake_backend/util.rs"]
 mod util;
 
@@ -225,6 +225,7 @@ struct Inner {
     conns: Mutex<HashMap<u64, TcpStream>>,
     next_conn: AtomicU64,
     decoy_hits: AtomicUsize,
+    test_name: String,
 }
 
 /// A running fake backend. Dropping it stops it.
@@ -306,6 +307,7 @@ impl FakeBackend {
             conns: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(1),
             decoy_hits: AtomicUsize::new(0),
+            test_name: thread::current().name().unwrap_or("?").to_string(),
         });
         let fb = FakeBackend { inner: inner.clone(), threads: Mutex::new(Vec::new()) };
         std::fs::write(fb.port_file(), port.to_string())
@@ -835,7 +837,10 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
             pid: std::process::id(),
         };
         let mut st = lock(&inner.state);
-        routes::dispatch(&mut st, &ctx, req)
+        let before = dump_digest(&st);
+        let resp = routes::dispatch(&mut st, &ctx, req);
+        dump(inner, &st, &before, req, &resp);
+        resp
     };
     let reply = match fault {
         Fault::None | Fault::Unauthorized | Fault::HostRefused => None,
@@ -946,3 +951,44 @@ const HTML_500: &str = r#"<!DOCTYPE html>
 sqlite3.OperationalError: synthetic failure raised by the fake backend for a test
 </pre></body></html>
 "#;
+
+// ---------------------------------------------------------------- THROWAWAY dump hook
+static DUMP_LOCK: Mutex<()> = Mutex::new(());
+fn dump_digest(st: &State) -> Value {
+    let h = |v: &Value| {
+        use std::hash::{Hash, Hasher};
+        let mut x = std::collections::hash_map::DefaultHasher::new();
+        v.to_string().hash(&mut x);
+        format!("{:016x}", x.finish())
+    };
+    json!({
+        "routines": h(&json!(st.routines)), "executions": h(&json!(st.executions)),
+        "profiles": h(&json!(st.profiles)), "deliveries": h(&json!(st.deliveries)),
+        "missed": h(&json!(st.missed_fires)), "credentials": h(&st.credentials),
+        "settings": h(&json!(st.settings)), "exec_settings": h(&st.execution_settings),
+        "n_routines": st.routines.len(), "n_executions": st.executions.len(), "n_profiles": st.profiles.len(),
+        "docs": st.documents.len(), "vectors": st.vectors.len(),
+        "embeddings_configured": st.embeddings_configured,
+        "decline": st.similarity_decline_reason, "vec_ok": st.vector_extension_loadable,
+        "full_precision": st.full_precision_distances, "running": st.running_count, "run_limit": st.run_limit,
+        "queue_limit": st.queue_limit, "queue": st.queue.len(), "version": st.version,
+        "schema_version": st.schema_version, "reports_identity": st.reports_identity,
+        "dropped": st.dropped_on_create, "formats_unknown": st.formats_unknown,
+        "emb": st.settings.get("embeddings"),
+    })
+}
+fn dump(inner: &Inner, st: &State, before: &Value, req: &Request, resp: &Response) {
+    let Ok(dir) = std::env::var("RESMON_FAKE_DUMP") else { return };
+    let line = json!({
+        "test": inner.test_name, "port": inner.port, "runtime_id": lock(&inner.creds).runtime_id.clone(),
+        "method": req.method, "path": req.path, "query": req.query, "query_pairs": req.query_pairs,
+        "body": String::from_utf8_lossy(&req.body), "before": before, "after": dump_digest(st),
+        "status": resp.status, "headers": resp.headers, "answer": String::from_utf8_lossy(&resp.body),
+    });
+    let _g = lock(&DUMP_LOCK);
+    let path = Path::new(&dir).join(format!("{}.jsonl", std::process::id()));
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("dump file");
+    let mut text = line.to_string();
+    text.push('\n');
+    f.write_all(text.as_bytes()).expect("dump write");
+}
