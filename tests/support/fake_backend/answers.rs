@@ -116,7 +116,8 @@ pub fn response(entry: &Value, json: Option<&Value>) -> Response {
 /// The answer for a request nobody recorded: a loud failure that says how
 /// to add one, never an invented answer.
 pub fn unrecorded(req: &Request) -> Response {
-    let what = format!("{} {}?{}", req.method, req.path, req.query);
+    let mark = if req.query.is_empty() { "" } else { "?" };
+    let what = format!("{} {}{mark}{}", req.method, req.path, req.query);
     eprintln!("fake backend: no recorded answer for {what} {}", String::from_utf8_lossy(&req.body));
     let why = format!(
         "The fake backend has no recorded answer for {what} with this body; \
