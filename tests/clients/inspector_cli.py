@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from fakebackend import FakeBackend, Tally, load_calls, with_runtime_id
+from launch_fake import FakeBackend, Tally, load_calls, with_runtime_id
 
 INSPECTOR_VERSION = "2.12.0"
 EXPECTED_TOOLS = 25

@@ -5,7 +5,7 @@ For each mode, against a fresh fake backend (write tools change its state):
 connect with only RESMON_PORT_FILE and RESMON_STATE_DIR in the client's env,
 assert the negotiated protocol version, list the tools (25), call every
 valid call of tests/it/calls.rs (so every tool at least once) and the
-invalid calls of fakebackend.INVALID_CALLS.
+invalid calls of launch_fake.INVALID_CALLS.
 
 The SDK itself rejects a tools/list whose schemas it cannot accept
 (pydantic), checks every result against the negotiated version's shapes,
@@ -26,7 +26,7 @@ from importlib.metadata import version as package_version
 import jsonschema
 from mcp import Client, StdioServerParameters
 
-from fakebackend import INVALID_CALLS, FakeBackend, Tally, load_calls, with_runtime_id
+from launch_fake import INVALID_CALLS, FakeBackend, Tally, load_calls, with_runtime_id
 
 SDK_VERSION = "2.3.0"
 EXPECTED_TOOLS = 25

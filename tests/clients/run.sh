@@ -15,7 +15,7 @@
 # Every check prints `PASS …` or `FAIL …`; the last line is `N passed, M failed`.
 # Exit status 0 only when M is 0.
 set -uo pipefail
-# The scripts import fakebackend.py from this folder; keep __pycache__ out of the tree.
+# The scripts import launch_fake.py from this folder; keep __pycache__ out of the tree.
 export PYTHONDONTWRITEBYTECODE=1
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -531,7 +531,7 @@ fn list_sources_joins_key_presence_by_alias_and_never_passes_notices() {
 #[test]
 fn list_sources_reports_unreadable_keys_as_resmon_does() {
     let mut rig = rig();
-    rig.fake.state().credentials["credentials"]["core_api_key"] =
+    rig.fake.state().answer_mut("/api/credentials")["credentials"]["core_api_key"] =
         json!({"present": false, "status": "unreadable"});
     let (answer, _) = rig.ok("list_sources", json!({}));
     let core = answer["sources"].as_array().unwrap().iter().find(|s| s["slug"] == "core").unwrap().clone();

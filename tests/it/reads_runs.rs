@@ -283,12 +283,18 @@ fn get_routine_scrubs_destinations_that_resmon_left_in_last_error() {
     let (fake, mut session) = started();
     {
         let mut state = fake.state();
-        let newest = state.deliveries.iter_mut().find(|d| d["id"] == json!(31)).unwrap();
-        newest["last_error"] = json!(
+        let deliveries = state.answer_mut("/api/routines/7/deliveries");
+        let error = json!(
             "SMTPRecipientsRefused: {'leaky.person@example.com': (550, 'no')} after writing \
              /home/leaky/private-reports/out.md and POST https://hooks.leaky.example/T1/SECRETHOOK"
         );
+        // Delivery 31 is the newest: its row, and the summary's last delivery.
+        let newest =
+            deliveries["deliveries"].as_array_mut().unwrap().iter_mut().find(|d| d["id"] == 31).unwrap();
+        newest["last_error"] = error.clone();
         newest["target_snapshot"] = json!("leaky.person@example.com");
+        assert_eq!(deliveries["summary"]["last"]["id"], 31);
+        deliveries["summary"]["last"]["last_error"] = error;
     }
     let answer = ok(&mut session, "get_routine", json!({"routine_id": 7}));
     let error = answer["delivery"]["last_error"].as_str().unwrap();

@@ -7,8 +7,11 @@
 //! then the bearer token) before any route sees it, and every request that
 //! reaches the socket is recorded, refused or not.
 //!
-//! The data it serves is a small, obviously synthetic corpus kept as JSON in
-//! `fixtures/backend/`. Tests can reach into it with [`FakeBackend::state`],
+//! It is not a second resmon: what resmon computes (rankings, exports,
+//! audits, analytics, refusals) is served as answers recorded in
+//! `fixtures/backend/answers/`, and only what writes change (routines,
+//! executions, watch profiles, settings, the run queue) is remembered and
+//! answered from memory. Tests can reach into that with [`FakeBackend::state`],
 //! make routes misbehave with [`FakeBackend::set_fault`] /
 //! [`FakeBackend::set_fault_for`], or pin one route's answer with
 //! [`FakeBackend::override_response`].
@@ -16,8 +19,8 @@
 //! Include it with `#[path = "../support/fake_backend.rs"] mod fake_backend;`.
 #![allow(dead_code)]
 
-#[path = "fake_backend/export.rs"]
-mod export;
+#[path = "fake_backend/answers.rs"]
+mod answers;
 #[path = "fake_backend/http.rs"]
 mod http;
 #[path = "fake_backend/routes.rs"]
@@ -28,10 +31,11 @@ mod state;
 mod util;
 
 #[allow(unused_imports)]
-pub use routes::{ROUTES, SETTINGS_GROUPS};
+pub use routes::ROUTES;
 pub use state::{Corpus, State};
 
 use http::{ReadOutcome, Request, Response};
+use routes::path_matches;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::{self, BufReader, Read, Write};
@@ -42,7 +46,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-/// Ids in the synthetic corpus that tests can rely on.
+/// Ids in the synthetic corpus that tests rely on (fixtures/backend/README.md
+/// describes the rest).
 pub mod corpus {
     /// Paper ids run 801..=834: 34 papers (14 arxiv, 9 biorxiv, 9 pubmed, 1 medrxiv, 1 crossref),
     /// so a 25-row page has a second page of 9.
@@ -51,44 +56,18 @@ pub mod corpus {
     pub const DOC_COUNT: usize = 34;
     /// Paper with `publication_date: null` (sorts last, no vector).
     pub const DOC_UNDATED: i64 = 834;
-    /// Papers without a stored vector.
-    pub const DOCS_UNEMBEDDED: [i64; 2] = [833, 834];
-    /// Paper with a partial date ("2026-07").
-    pub const DOC_PARTIAL_DATE: i64 = 830;
     /// Paper without a DOI.
     pub const DOC_NO_DOI: i64 = 829;
-    /// Paper without an abstract.
-    pub const DOC_NO_ABSTRACT: i64 = 831;
-    /// Paper whose title has LaTeX-special characters (`%`, `&`, `_`).
-    pub const DOC_LATEX_TITLE: i64 = 806;
     /// Retracted paper (lifecycle event, severity critical).
     pub const DOC_RETRACTED: i64 = 805;
     /// Paper with a published-version and a new-version event.
     pub const DOC_VERSIONED: i64 = 803;
     /// A paper id that does not exist.
     pub const DOC_MISSING: i64 = 99_999;
-
-    /// Active keyword routine "Weekly graph ML" (email/folder/feed targets, a failed email delivery).
-    pub const ROUTINE_ACTIVE: i64 = 7;
-    /// Inactive routine "Protein folding digest" (no deliveries, no intent).
-    pub const ROUTINE_INACTIVE: i64 = 8;
-    /// Active watch routine "Watch: Test Author One"; it has a running execution (121).
-    pub const ROUTINE_WATCH: i64 = 9;
-
-    /// Executions: one per status.
-    pub const EXEC_OLD_COMPLETED: i64 = 115; // deep_sweep, 30 papers, no queries_as_sent (null)
-    pub const EXEC_FAILED: i64 = 116;
-    pub const EXEC_CANCELLED: i64 = 117;
-    pub const EXEC_INTERRUPTED: i64 = 118; // interrupted_reason owner_dead, restarted_into [119]
-    pub const EXEC_RESTARTED: i64 = 119; // completed, restarted_from 118, biorxiv in part, default_starts
+    /// Completed run restarted from 118: biorxiv answered in part, `default_starts`.
+    pub const EXEC_RESTARTED: i64 = 119;
     pub const EXEC_DEEP_DIVE: i64 = 120;
-    pub const EXEC_RUNNING: i64 = 121; // routine 9
     pub const EXEC_MISSING: i64 = 99_999;
-
-    /// Watch profiles.
-    pub const PROFILE_WITH_ORCID: i64 = 5; // "Test Author One", basis_warning null, all three bases
-    pub const PROFILE_NO_ID: i64 = 6; // "Test Author Two", basis_warning set, name_only matches
-    pub const PROFILE_INSTITUTION: i64 = 7; // ROR only: still a basis_warning; no matches
 }
 
 /// The routes [`FakeBackend::emulate_older_release`] lacks: the ones the
@@ -105,7 +84,6 @@ pub const OLDER_RELEASE_LACKS: [(&str, &str); 5] = [
 /// `FakeBackend::start_with(dir, Corpus::Realistic)`).
 pub mod realistic {
     /// Paper ids run 2001..=2120, two a day from 2026-11-30 back, all arxiv.
-    pub const FIRST_DOC: i64 = 2001;
     pub const DOC_COUNT: usize = 120;
     /// A query whose keyword answer is far more than one page of 25 (it
     /// matches 70 papers): the page the budgets are measured on.
@@ -142,11 +120,6 @@ impl Recorded {
     /// The body as JSON, if it is JSON.
     pub fn json(&self) -> Option<Value> {
         serde_json::from_slice(&self.body).ok()
-    }
-
-    /// First query parameter with that name (decoded).
-    pub fn query_param(&self, name: &str) -> Option<&str> {
-        self.query_pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 }
 
@@ -197,6 +170,15 @@ struct Creds {
     token: String,
     runtime_id: String,
     started_at: String,
+}
+
+impl Creds {
+    /// A fresh token, runtime id and start time, as a (re)started resmon has.
+    fn mint() -> Creds {
+        let (secs, micros) = util::now();
+        let started_at = util::fmt_iso_micros(secs, micros);
+        Creds { token: util::mint_token(), runtime_id: util::mint_uuid4(), started_at }
+    }
 }
 
 struct Override {
@@ -284,16 +266,11 @@ impl FakeBackend {
         let port = listener.local_addr().expect("fake backend: local addr").port();
         let decoy = TcpListener::bind(loopback(0)).expect("fake backend: bind decoy port");
         let decoy_port = decoy.local_addr().expect("fake backend: decoy addr").port();
-        let (secs, micros) = util::now();
         let inner = Arc::new(Inner {
             port,
             decoy_port,
             state_dir: state_dir.to_path_buf(),
-            creds: Mutex::new(Creds {
-                token: util::mint_token(),
-                runtime_id: util::mint_uuid4(),
-                started_at: util::fmt_iso_micros(secs, micros),
-            }),
+            creds: Mutex::new(Creds::mint()),
             state: Mutex::new(State::load_with(corpus)),
             log: Mutex::new(Vec::new()),
             next_seq: AtomicU64::new(1),
@@ -431,11 +408,6 @@ impl FakeBackend {
         });
     }
 
-    /// Removes the canned answer of one route.
-    pub fn clear_override(&self, method: &str, path: &str) {
-        lock(&self.inner.overrides).retain(|o| !(o.method == method && o.path == path));
-    }
-
     pub fn clear_overrides(&self) {
         lock(&self.inner.overrides).clear();
     }
@@ -448,16 +420,16 @@ impl FakeBackend {
 
     /// Behaves as a resmon release older than contract 1.0 expects: health
     /// reports `version` and no identity (and `expected_runtime_id` is
-    /// ignored), a created routine's `intent` is not stored, the reference
-    /// export does not know the `json` format, and each route in
+    /// ignored), the answers recorded for an older release are served (a
+    /// created routine's `intent` is not stored, the reference export does
+    /// not know the `json` format), and each route in
     /// [`OLDER_RELEASE_LACKS`] answers the framework's 404.
     pub fn emulate_older_release(&self, version: &str) {
         {
             let mut st = lock(&self.inner.state);
             st.version = version.to_string();
             st.reports_identity = false;
-            st.dropped_on_create = vec!["intent".into()];
-            st.formats_unknown = vec!["json".into()];
+            st.older_release = true;
         }
         for (method, path) in OLDER_RELEASE_LACKS {
             self.lack_route(method, path);
@@ -481,11 +453,6 @@ impl FakeBackend {
         self.inner.decoy_hits.load(Ordering::SeqCst)
     }
 
-    /// The port `Fault::Redirect` points at.
-    pub fn redirect_target_port(&self) -> u16 {
-        self.inner.decoy_port
-    }
-
     /// Stops listening (later connects are refused), closes open connections
     /// and removes the port and token files (when they still hold this
     /// instance's values). Safe to call twice.
@@ -505,11 +472,6 @@ impl FakeBackend {
         }
         remove_if_holds(&self.port_file(), &self.inner.port.to_string());
         remove_if_holds(&self.token_file(), &self.token());
-    }
-
-    /// Whether `stop` has run.
-    pub fn is_stopped(&self) -> bool {
-        self.inner.stopped.load(Ordering::SeqCst)
     }
 
     /// The in-memory data, for reading or adjusting.
@@ -566,8 +528,8 @@ enum Outcome {
     Reply(Response),
     Hang,
     Close,
-    ResetMidBody,
-    LyingContentLength,
+    /// Headers that promise this many bytes, then fewer, then close.
+    Truncated(usize, Vec<u8>),
     Oversize,
 }
 
@@ -593,10 +555,7 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
         let stream = reader.get_mut();
         match handle(&inner, &req) {
             Outcome::Reply(resp) => {
-                set_status(&inner, seq, resp.status);
-                if let Some((_, r)) = lock(&inner.log).iter_mut().find(|(s, _)| *s == seq) {
-                    r.answer = resp.body.clone();
-                }
+                set_answer(&inner, seq, resp.status, &resp.body);
                 if http::write_response(stream, &resp, close).is_err() || close {
                     break;
                 }
@@ -609,28 +568,15 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
                 let _ = stream.shutdown(Shutdown::Both);
                 break;
             }
-            Outcome::ResetMidBody => {
-                set_status(&inner, seq, 200);
-                let mut body = br#"{"status":"ok","padding":""#.to_vec();
-                body.extend(std::iter::repeat_n(b'y', 4000));
-                body.extend_from_slice(br#""}"#);
-                let head = http::head_bytes(200, &json_ct(), body.len(), false);
-                let _ = stream.write_all(&head);
-                let _ = stream.write_all(&body[..body.len() / 2]);
-                let _ = stream.flush();
-                break;
-            }
-            Outcome::LyingContentLength => {
-                set_status(&inner, seq, 200);
-                let body = br#"{"status":"ok"}"#;
-                let head = http::head_bytes(200, &json_ct(), 4096, false);
-                let _ = stream.write_all(&head);
-                let _ = stream.write_all(body);
+            Outcome::Truncated(declared, sent) => {
+                set_answer(&inner, seq, 200, b"");
+                let _ = stream.write_all(&http::head_bytes(200, &json_ct(), declared, false));
+                let _ = stream.write_all(&sent);
                 let _ = stream.flush();
                 break;
             }
             Outcome::Oversize => {
-                set_status(&inner, seq, 200);
+                set_answer(&inner, seq, 200, b"");
                 if write_oversize(stream, close).is_err() || close {
                     break;
                 }
@@ -648,13 +594,11 @@ fn json_ct() -> Vec<(String, String)> {
 
 /// A 20 MiB JSON object written in 64 KiB pieces, so it is never held whole.
 fn write_oversize(stream: &mut TcpStream, close: bool) -> io::Result<()> {
-    let prefix = br#"{"status":"ok","padding":""#;
-    let suffix = br#""}"#;
-    let fill = OVERSIZE_BYTES - prefix.len() - suffix.len();
+    let (prefix, suffix) = (br#"{"status":"ok","padding":""#, br#""}"#);
     stream.write_all(&http::head_bytes(200, &json_ct(), OVERSIZE_BYTES, close))?;
     stream.write_all(prefix)?;
     let chunk = vec![b'x'; 64 * 1024];
-    let mut left = fill;
+    let mut left = OVERSIZE_BYTES - prefix.len() - suffix.len();
     while left > 0 {
         let n = left.min(chunk.len());
         stream.write_all(&chunk[..n])?;
@@ -694,24 +638,11 @@ fn record(inner: &Inner, req: &Request) -> u64 {
     seq
 }
 
-fn set_status(inner: &Inner, seq: u64, status: u16) {
+/// What the fake answered a recorded request (the body only when it sent it whole).
+fn set_answer(inner: &Inner, seq: u64, status: u16, body: &[u8]) {
     if let Some((_, r)) = lock(&inner.log).iter_mut().find(|(s, _)| *s == seq) {
         r.status = status;
-    }
-}
-
-/// Whether a request path matches a fault's path, where a `{name}` segment
-/// stands for any one segment (so one fault covers every record, as the
-/// patterns in [`ROUTES`] are written).
-fn path_matches(pattern: &str, path: &str) -> bool {
-    let (mut want, mut got) = (pattern.split('/'), path.split('/'));
-    loop {
-        match (want.next(), got.next()) {
-            (None, None) => return true,
-            (Some(a), Some(b)) if a.starts_with('{') && a.ends_with('}') && !b.is_empty() => {}
-            (Some(a), Some(b)) if a == b => {}
-            _ => return false,
-        }
+        r.answer = body.to_vec();
     }
 }
 
@@ -796,10 +727,7 @@ fn bearer_of(req: &Request) -> String {
 fn restart(inner: &Inner) {
     let token = {
         let mut c = lock(&inner.creds);
-        c.token = util::mint_token();
-        c.runtime_id = util::mint_uuid4();
-        let (s, us) = util::now();
-        c.started_at = util::fmt_iso_micros(s, us);
+        *c = Creds::mint();
         c.token.clone()
     };
     let path = inner.state_dir.join(format!("api-token-{}", inner.port));
@@ -828,12 +756,7 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
         return Outcome::Reply(refused);
     }
     let normal = || {
-        let ctx = routes::Ctx {
-            port: inner.port,
-            runtime_id: &runtime_id,
-            started_at: &started_at,
-            pid: std::process::id(),
-        };
+        let ctx = routes::Ctx { runtime_id: &runtime_id, started_at: &started_at, pid: std::process::id() };
         let mut st = lock(&inner.state);
         routes::dispatch(&mut st, &ctx, req)
     };
@@ -841,8 +764,11 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
         Fault::None | Fault::Unauthorized | Fault::HostRefused => None,
         Fault::Hang => return Outcome::Hang,
         Fault::CloseWithoutAnswer => return Outcome::Close,
-        Fault::ResetMidBody => return Outcome::ResetMidBody,
-        Fault::LyingContentLength => return Outcome::LyingContentLength,
+        Fault::ResetMidBody => {
+            let body = format!(r#"{{"status":"ok","padding":"{}"}}"#, "y".repeat(4000)).into_bytes();
+            return Outcome::Truncated(body.len(), body[..body.len() / 2].to_vec());
+        }
+        Fault::LyingContentLength => return Outcome::Truncated(4096, br#"{"status":"ok"}"#.to_vec()),
         Fault::Oversize => return Outcome::Oversize,
         Fault::Html500 => Some(Response::bytes(500, "text/html; charset=utf-8", HTML_500)),
         Fault::NonJson200 => Some(Response::bytes(
@@ -902,36 +828,25 @@ fn echo_token(resp: Response, token: &str) -> Response {
     let sentence = format!("bad token {token}");
     let auth_line = format!("Authorization: Bearer {token}");
     let status = if resp.status < 400 { 200 } else { resp.status };
+    let note = |o: &mut serde_json::Map<String, Value>| {
+        o.insert("note".into(), Value::String(sentence.clone()));
+    };
     let planted = match serde_json::from_slice::<Value>(&resp.body) {
         Ok(Value::Object(mut m)) => {
-            for v in m.values_mut() {
-                if let Value::Object(o) = v {
-                    o.insert("note".into(), Value::String(sentence.clone()));
-                }
-            }
-            m.insert("detail".into(), Value::String(sentence));
+            m.values_mut().filter_map(Value::as_object_mut).for_each(note);
+            m.insert("detail".into(), Value::String(sentence.clone()));
             m.insert("message".into(), Value::String(auth_line));
             Value::Object(m)
         }
-        Ok(Value::Array(mut a)) => {
-            for item in a.iter_mut() {
-                if let Value::Object(o) = item {
-                    o.insert("note".into(), Value::String(sentence.clone()));
-                }
-            }
-            if a.is_empty() {
-                a.push(json!({"note": sentence}));
-            }
+        Ok(Value::Array(mut a)) if !a.is_empty() => {
+            a.iter_mut().filter_map(Value::as_object_mut).for_each(note);
             Value::Array(a)
         }
+        Ok(Value::Array(_)) => json!([{"note": sentence}]),
         _ => json!({"detail": sentence, "message": auth_line}),
     };
     let mut out = Response::json(status, &planted);
-    for (k, v) in resp.headers {
-        if k != "content-type" {
-            out.headers.push((k, v));
-        }
-    }
+    out.headers.extend(resp.headers.into_iter().filter(|(k, _)| k != "content-type"));
     out
 }
 

@@ -44,11 +44,6 @@ impl Request {
         let tokens: Vec<&str> = conn.split(',').map(str::trim).collect();
         if self.version == "HTTP/1.0" { !tokens.contains(&"keep-alive") } else { tokens.contains(&"close") }
     }
-
-    /// The body parsed as JSON, if it is JSON.
-    pub fn json(&self) -> Option<Value> {
-        serde_json::from_slice(&self.body).ok()
-    }
 }
 
 /// What reading from a connection produced.
@@ -131,11 +126,12 @@ fn read_request_inner(reader: &mut BufReader<TcpStream>) -> io::Result<ReadOutco
         reader.get_mut().write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
     }
 
-    let chunked =
-        req.headers_named("transfer-encoding").iter().any(|v| v.to_ascii_lowercase().contains("chunked"));
-    if chunked {
-        req.body = read_chunked(reader)?;
-    } else if let Some(cl) = req.header("content-length") {
+    // resmon-mcp always sends a Content-Length; a chunked body is refused
+    // (and the connection closed) rather than misread.
+    if !req.headers_named("transfer-encoding").is_empty() {
+        return Ok(ReadOutcome::Malformed("the fake backend reads Content-Length bodies only".into()));
+    }
+    if let Some(cl) = req.header("content-length") {
         let Ok(n) = cl.trim().parse::<usize>() else {
             return Ok(ReadOutcome::Malformed(format!("bad content-length {cl:?}")));
         };
@@ -147,32 +143,6 @@ fn read_request_inner(reader: &mut BufReader<TcpStream>) -> io::Result<ReadOutco
         req.body = body;
     }
     Ok(ReadOutcome::Request(req))
-}
-
-fn read_chunked(reader: &mut BufReader<TcpStream>) -> io::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let line = read_line(reader)?.ok_or(io::ErrorKind::UnexpectedEof)?;
-        let size_text = line.split(';').next().unwrap_or("").trim();
-        let size = usize::from_str_radix(size_text, 16)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "bad chunk size"))?;
-        if size == 0 {
-            // Trailers, up to the blank line.
-            while let Some(l) = read_line(reader)? {
-                if l.is_empty() {
-                    break;
-                }
-            }
-            return Ok(body);
-        }
-        if body.len() + size > MAX_BODY {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "body too large"));
-        }
-        let start = body.len();
-        body.resize(start + size, 0);
-        reader.read_exact(&mut body[start..])?;
-        let _ = read_line(reader)?;
-    }
 }
 
 /// A complete answer held in memory.
@@ -204,28 +174,9 @@ impl Response {
         Response { status, headers: vec![("content-type".into(), content_type.into())], body: body.into() }
     }
 
-    /// FastAPI's request-validation answer: 422 with a list of problems.
-    pub fn validation(loc: &[&str], kind: &str, msg: &str, input: Value) -> Response {
-        Response::json(422, &json!({ "detail": [{ "type": kind, "loc": loc, "msg": msg, "input": input }] }))
-    }
-
-    /// 422 for a path or query value that is not an integer.
-    pub fn int_parsing(place: &str, name: &str, input: &str) -> Response {
-        Response::validation(
-            &[place, name],
-            "int_parsing",
-            "Input should be a valid integer, unable to parse string as an integer",
-            Value::String(input.to_string()),
-        )
-    }
-
     pub fn with_header(mut self, name: &str, value: &str) -> Response {
         self.headers.push((name.to_ascii_lowercase(), value.to_string()));
         self
-    }
-
-    pub fn content_type(&self) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k == "content-type").map(|(_, v)| v.as_str())
     }
 }
 
