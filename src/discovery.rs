@@ -55,8 +55,17 @@ impl Candidate {
 }
 
 pub(crate) fn find_candidate(env: &Environment, trace: &mut Trace) -> Result<Candidate, ToolError> {
+    // A value that is not valid Unicode was still set by someone: reading it
+    // as unset could reach another instance (contract-notes 1 and 2).
+    if let Some(name) = env.not_unicode.first() {
+        note(trace, *name, "set, but not valid Unicode");
+        return Err(not_unicode(name));
+    }
     let port = resolve_port(env, trace)?;
-    let state_dir = state_dir(env, trace)?;
+    let state_dir = state_dir(env, trace).map_err(|error| {
+        // A port was named: "no instance was named" would be false here.
+        if error.top_level.contains_key("no_port_named") { no_state_dir(port) } else { error }
+    })?;
     let token_path = state_dir.join(format!("api-token-{port}"));
     let token = read_token(env, port, &token_path, trace)?;
     Ok(Candidate { port, token, token_path })
@@ -480,6 +489,42 @@ fn no_port_named_in(port_file: &Path, env: &Environment) -> ToolError {
         .with_detail("port_file", json!(port_file.display().to_string()))
         .with_top_level("tried", json!([]))
         .with_top_level("no_port_named", json!(true))
+}
+
+fn not_unicode(name: &str) -> ToolError {
+    ToolError::new(
+        Code::BackendUnavailable,
+        format!(
+            "{name} is set, but its value is not valid Unicode, so it cannot name a port or a path \
+             this server can use, and no other source was tried in its place. Set it to a plain \
+             port number or path, or remove it from this server's environment."
+        ),
+    )
+    .with_detail("source", json!(name))
+    .with_top_level("tried", json!([]))
+}
+
+/// A port was named, but the folder that holds its token cannot be worked
+/// out: the same variables are missing as for `no_home`, and the sentence
+/// names the instance instead of claiming none was named.
+fn no_state_dir(port: u16) -> ToolError {
+    let platform = Platform::current();
+    let missing = match platform.state_variables() {
+        [one] => format!("{one} is not set"),
+        [first, second] => format!("neither {first} nor {second} is set"),
+        names => format!("none of {} is set", names.join(", ")),
+    };
+    ToolError::new(
+        Code::BackendUnavailable,
+        format!(
+            "Port {port} was named, but the state directory that holds its token file cannot be \
+             worked out ({missing}), so nothing was sent to it. Set RESMON_STATE_DIR to that \
+             resmon's state directory."
+        ),
+    )
+    .with_detail("port", json!(port))
+    .with_detail("missing", json!(platform.state_variables()))
+    .with_top_level("tried", json!([]))
 }
 
 fn no_home(platform: Platform) -> ToolError {

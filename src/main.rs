@@ -108,7 +108,12 @@ fn main() -> ExitCode {
     let command = match parse_args(&mut read_only_flag) {
         Ok(command) => command,
         Err(error) => {
-            redact::log(&format!("{error}\n\n{HELP}"));
+            // lexopt's sentence, capitalised and closed like every other.
+            let sentence = error.to_string();
+            let mut chars = sentence.chars();
+            let sentence: String =
+                chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default();
+            redact::log(&format!("{}.\n\n{HELP}", sentence.trim_end_matches('.')));
             return ExitCode::from(2);
         }
     };

@@ -72,12 +72,20 @@ pub struct Environment {
     pub local_app_data: Option<String>,
     /// RESMON_* path variables that were set to the empty string.
     pub empty: Vec<&'static str>,
+    /// RESMON_* variables that were set to something that is not valid
+    /// Unicode: set, so never read as unset, and refused by name.
+    pub not_unicode: Vec<&'static str>,
 }
 
 impl Environment {
     pub fn from_process() -> Environment {
         let platform = Platform::current();
         let read = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+        let not_unicode: Vec<&'static str> =
+            ["RESMON_PORT", "RESMON_PORT_FILE", "RESMON_DB_PATH", "RESMON_STATE_DIR"]
+                .into_iter()
+                .filter(|name| matches!(std::env::var(name), Err(std::env::VarError::NotUnicode(_))))
+                .collect();
         let mut empty = Vec::new();
         let mut resmon_path = |name: &'static str| match std::env::var(name) {
             Ok(value) if value.is_empty() => {
@@ -100,6 +108,7 @@ impl Environment {
             xdg_state_home: read("XDG_STATE_HOME"),
             local_app_data: read("LOCALAPPDATA"),
             empty,
+            not_unicode,
         }
     }
 

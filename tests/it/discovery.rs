@@ -422,3 +422,47 @@ fn a_reference_no_shell_expanded_is_named_with_the_path_written_out() {
     assert_eq!(code, Some(0), "{output}");
     assert_eq!(answer["identity"]["runtime_id"], fake.runtime_id());
 }
+
+/// A named port whose state folder cannot be worked out is reported as that
+/// instance, never as "no instance was named".
+#[test]
+fn a_named_port_without_a_state_folder_is_named_as_such() {
+    let output = Launch::new(&[("RESMON_PORT".to_string(), "8742".to_string())])
+        .args(["call", "health", "{}"])
+        .without_home()
+        .output();
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(answer["error"], "backend_unavailable", "{answer}");
+    assert!(answer.get("no_port_named").is_none(), "a port was named: {answer}");
+    assert!(message(&answer).starts_with("Port 8742 was named, but the state directory"), "{answer}");
+    assert!(message(&answer).contains("RESMON_STATE_DIR"), "{answer}");
+}
+
+/// A RESMON_* value that is not valid Unicode is set, so it is refused by
+/// name instead of read as unset (which would fall through to a port file).
+#[test]
+fn a_value_that_is_not_unicode_is_refused_by_name() {
+    use std::os::unix::ffi::OsStrExt;
+    let fake = start_fake();
+    let home = TempDir::new();
+    let default_state = home.path().join(".local/state/resmon");
+    std::fs::create_dir_all(&default_state).unwrap();
+    // A port file in the default folder that would be used if the bad value were ignored.
+    std::fs::copy(fake.port_file(), default_state.join("resmon.port")).unwrap();
+    for name in ["RESMON_PORT", "RESMON_PORT_FILE", "RESMON_STATE_DIR"] {
+        fake.clear_requests();
+        let output = Command::new(crate::harness::BIN)
+            .args(["call", "health", "{}"])
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env(name, std::ffi::OsStr::from_bytes(b"/tmp/\xff"))
+            .output()
+            .unwrap();
+        let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(answer["error"], "backend_unavailable", "{name}: {answer}");
+        assert_eq!(answer["detail"]["source"], name, "{answer}");
+        assert!(message(&answer).contains("not valid Unicode"), "{answer}");
+        assert!(fake.requests().is_empty(), "{name}: nothing may be sent anywhere");
+    }
+}

@@ -54,6 +54,40 @@ fn check_template(template: &Value, package: &Package, tools: &[(&str, bool)]) -
     if template["server"]["type"] != "binary" || template["compatibility"]["platforms"] != json!([]) {
         return Err("it should be a binary server that claims no platform until packed".into());
     }
+    configuration_cannot_lie(template)
+}
+
+/// The settings a person can change must reach the server in a form it
+/// reads correctly in every state (docs/contract-notes.md, note 23): only the
+/// read-only checkbox, with a default so it never arrives unset, passed as
+/// `--read-only=…`, and no environment the host fills from a setting (a
+/// checkbox mapped to RESMON_MCP_READ_ONLY would arrive as "true" and leave
+/// every write on; an unset optional value arrives as its placeholder).
+fn configuration_cannot_lie(template: &Value) -> Result<(), String> {
+    let settings: Vec<&String> =
+        template["user_config"].as_object().map(|map| map.keys().collect()).unwrap_or_default();
+    if settings != ["read_only"] {
+        return Err(format!(
+            "it offers the settings {settings:?}; only read_only is read correctly in every state"
+        ));
+    }
+    let read_only = &template["user_config"]["read_only"];
+    if read_only["type"] != "boolean" || !read_only["default"].is_boolean() {
+        return Err("its read_only setting must be a boolean with a default".into());
+    }
+    let config = &template["server"]["mcp_config"];
+    if config["args"] != json!(["--read-only=${user_config.read_only}"]) {
+        return Err(format!(
+            "its arguments are {}, not --read-only=${{user_config.read_only}}",
+            config["args"]
+        ));
+    }
+    if config["env"].as_object().is_some_and(|env| !env.is_empty()) {
+        return Err(format!(
+            "it passes the environment {}, which a setting could fill wrongly",
+            config["env"]
+        ));
+    }
     Ok(())
 }
 
@@ -98,7 +132,8 @@ mod tests {
                 "command": "${__dirname}/server/resmon-mcp", "args": ["--read-only=${user_config.read_only}"], "env": {}}},
             "tools": [{"name": "health"}, {"name": "run_sweep"}],
             "compatibility": {"platforms": []},
-            "user_config": {"read_only": {"description": "Offer only the 1 tools that read."}}
+            "user_config": {"read_only": {"type": "boolean", "default": false,
+                "description": "Offer only the 1 tools that read."}}
         })
     }
 
@@ -120,6 +155,20 @@ mod tests {
         let mut claimed = template();
         claimed["compatibility"]["platforms"] = json!(["linux"]);
         assert!(check_template(&claimed, &package(), &tools).is_err());
+    }
+
+    #[test]
+    fn a_template_whose_settings_could_lie_is_refused() {
+        let tools = [("health", false), ("run_sweep", true)];
+        let mut env = template();
+        env["server"]["mcp_config"]["env"] = json!({"RESMON_MCP_READ_ONLY": "${user_config.read_only}"});
+        assert!(check_template(&env, &package(), &tools).unwrap_err().contains("environment"));
+        let mut port = template();
+        port["user_config"]["port"] = json!({"type": "number", "required": false});
+        assert!(check_template(&port, &package(), &tools).unwrap_err().contains("settings"));
+        let mut no_default = template();
+        no_default["user_config"]["read_only"].as_object_mut().unwrap().remove("default");
+        assert!(check_template(&no_default, &package(), &tools).unwrap_err().contains("default"));
     }
 
     #[test]
