@@ -30,7 +30,7 @@ from importlib.metadata import version as package_version
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "clients"))
 
-from fakebackend import FakeBackend, Tally  # noqa: E402
+from launch_fake import FakeBackend, Tally  # noqa: E402
 from standins import FrozenResmon, OpenAIStandin, StoppedResmon, content_text, saw  # noqa: E402
 
 AGENTS_VERSION = "0.24.0"

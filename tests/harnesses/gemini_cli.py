@@ -34,7 +34,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "clients"))
 
-from fakebackend import FakeBackend, Tally  # noqa: E402
+from launch_fake import FakeBackend, Tally  # noqa: E402
 from standins import GeminiStandin, StoppedResmon, saw  # noqa: E402
 
 GEMINI_VERSION = "0.61.0"
