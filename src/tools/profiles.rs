@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::papers::{self, Authors, IdField};
-use super::rows::parse_json_text;
+use super::rows::{decoded_profile, orcid_of, parse_json_text};
 use super::{DEFAULT_PAGE, MAX_PAGE, Tool, limit_property, nullable, object, offset_property};
 use crate::args::Args;
 use crate::backend::{self, Backend};
@@ -17,7 +17,6 @@ use crate::error::{ToolError, ToolResult};
 const MAX_PROFILES: usize = 200;
 
 /// Profile fields some resmon versions store as JSON text.
-const JSON_FIELDS: [&str; 4] = ["names", "identifiers", "affiliations", "field_hints"];
 
 pub(crate) const LIST_WATCH_PROFILES: Tool = Tool {
     name: "list_watch_profiles",
@@ -236,42 +235,6 @@ fn list_row(profile: &Value) -> Value {
         "affiliations": string_values(profile.get("affiliations")),
         "basis_warning": profile.get("basis_warning").cloned().unwrap_or(Value::Null),
     })
-}
-
-/// The profile with its JSON-text fields decoded and `basis_warning` always
-/// present (contract-notes 8).
-fn decoded_profile(profile: &Value) -> Value {
-    let mut out = profile.as_object().cloned().unwrap_or_default();
-    for name in JSON_FIELDS {
-        if let Some(value) = out.get(name) {
-            let decoded = parse_json_text(Some(value));
-            out.insert(name.into(), decoded);
-        }
-    }
-    if !out.contains_key("basis_warning") {
-        let warning = fallback_basis_warning(&Value::Object(out.clone()));
-        out.insert("basis_warning".into(), warning);
-    }
-    Value::Object(out)
-}
-
-/// For a resmon that sent no `basis_warning`: the warning is never dropped
-/// for want of the backend's sentence; it follows resmon's rule that only an
-/// ORCID lifts it (backend-facts 10).
-fn fallback_basis_warning(profile: &Value) -> Value {
-    if orcid_of(profile).is_some() {
-        return Value::Null;
-    }
-    json!(
-        "This profile has no ORCID, so its matches may rest on the name alone: a paper with this \
-           name on it may belong to someone else."
-    )
-}
-
-fn orcid_of(profile: &Value) -> Option<String> {
-    let orcid = profile.get("identifiers")?.get("orcid")?;
-    let value = orcid.get("value").unwrap_or(orcid);
-    value.as_str().filter(|text| !text.is_empty()).map(str::to_string)
 }
 
 /// Names are `{value, script}` objects, or plain strings in older rows.

@@ -1,4 +1,4 @@
-//! resmon's routine row, projected once. `get_routine`, the read-back after
+//! resmon's routine and watch-profile rows, projected once. `get_routine`, the read-back after
 //! `create_routine` and `list_routines` show the same row by the same rules,
 //! so the rules cannot drift apart between tools. (The paper row has its own
 //! module, `papers.rs`; the execution row is shaped only in `executions.rs`.)
@@ -100,6 +100,45 @@ pub(super) fn routine_record_schema(extra: Value, extra_required: &[&str]) -> Va
     required.extend(ALWAYS);
     required.extend(extra_required);
     object(properties, &required)
+}
+
+/// A watch profile's columns that resmon may keep as JSON text (backend-facts 3).
+const PROFILE_JSON_FIELDS: [&str; 4] = ["names", "identifiers", "affiliations", "field_hints"];
+
+/// The profile with its JSON-text fields decoded and `basis_warning` always
+/// present (contract-notes 8).
+pub(super) fn decoded_profile(profile: &Value) -> Value {
+    let mut out = profile.as_object().cloned().unwrap_or_default();
+    for name in PROFILE_JSON_FIELDS {
+        if let Some(value) = out.get(name) {
+            let decoded = parse_json_text(Some(value));
+            out.insert(name.into(), decoded);
+        }
+    }
+    if !out.contains_key("basis_warning") {
+        let warning = fallback_basis_warning(&Value::Object(out.clone()));
+        out.insert("basis_warning".into(), warning);
+    }
+    Value::Object(out)
+}
+
+/// For a resmon that sent no `basis_warning`: the warning is never dropped
+/// for want of the backend's sentence; it follows resmon's rule that only an
+/// ORCID lifts it (backend-facts 10).
+fn fallback_basis_warning(profile: &Value) -> Value {
+    if orcid_of(profile).is_some() {
+        return Value::Null;
+    }
+    json!(
+        "This profile has no ORCID, so its matches may rest on the name alone: a paper with this \
+           name on it may belong to someone else."
+    )
+}
+
+pub(super) fn orcid_of(profile: &Value) -> Option<String> {
+    let orcid = profile.get("identifiers")?.get("orcid")?;
+    let value = orcid.get("value").unwrap_or(orcid);
+    value.as_str().filter(|text| !text.is_empty()).map(str::to_string)
 }
 
 #[cfg(test)]

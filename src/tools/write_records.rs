@@ -321,16 +321,11 @@ fn create_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
     let Some(id) = profile.get("id").and_then(Value::as_i64) else {
         return Err(backend::unexpected_shape("POST /api/profiles", "a profile with an integer `id`"));
     };
-    // When resmon leaves the warning off, decide from what was sent: only an
-    // ORCID lets matches rest on an identifier (backend-facts 10).
-    let warning = match profile.get("basis_warning").filter(|warning| warning.is_string()) {
-        Some(warning) => warning.clone(),
-        None if args.str("orcid").is_some() => Value::Null,
-        None => json!(
-            "This profile has no ORCID, so its matches may rest on the name alone: a paper with this \
-             name on it may belong to someone else."
-        ),
-    };
+    // The same row, by the same rule, as get_watch_profile shows it: its
+    // JSON text decoded, and the warning resmon's or, when it sent none,
+    // decided from the stored identifiers.
+    let profile = rows::decoded_profile(&profile);
+    let warning = profile.get("basis_warning").cloned().unwrap_or(Value::Null);
     let detail = match warning.as_str() {
         Some(warning) => format!("Watch profile {id} was created. {warning}"),
         None => {
@@ -390,7 +385,8 @@ fn switch_routine(backend: &mut Backend, args: &Args, action: &str) -> ToolResul
     let routine_id = args.required_int("routine_id")?;
     let route = format!("/api/routines/{routine_id}/{action}");
     let answer = backend.request_json(Method::Post, &route, &[], None)?;
-    match (answer.get("id").and_then(Value::as_i64), answer.get("is_active").and_then(Value::as_bool)) {
+    // The flag by the one rule for routine flags (contract-notes 20).
+    match (answer.get("id").and_then(Value::as_i64), rows::flag(answer.get("is_active"))) {
         (Some(id), Some(is_active)) => Ok(json!({"id": id, "is_active": is_active})),
         _ => Err(backend::unexpected_shape(&format!("POST {route}"), "`id` and a boolean `is_active`")),
     }
