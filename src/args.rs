@@ -20,14 +20,17 @@ use crate::error::ToolError;
 /// that harness makes. This is the only place such keys are named; a tool
 /// that declares one of them as its own argument still has it checked.
 /// docs/setup.md names each of them (a unit test below checks).
-pub const HARNESS_KEYS: &[HarnessKey] = &[
+pub(crate) const HARNESS_KEYS: &[HarnessKey] = &[
     // A boolean added to every tool's parameters; its system prompt tells
     // the model to set it on a call that must wait for the one before.
     HarnessKey { key: "wait_for_previous", harness: "Gemini CLI" },
 ];
 
-pub struct HarnessKey {
+pub(crate) struct HarnessKey {
     pub key: &'static str,
+    /// Which harness adds the key: the record of why it is here, checked
+    /// against docs/setup.md by a unit test rather than read at run time.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub harness: &'static str,
 }
 

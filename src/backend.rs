@@ -174,7 +174,7 @@ impl Kind {
 
 /// Checks that `row` carries each field with its kind; otherwise the error
 /// names the route and the first field that is missing or of another kind
-/// (contract-notes 7; an answer never breaks its own outputSchema): an answer must never break its own outputSchema,
+/// (contract-notes 25): an answer must never break its own outputSchema,
 /// and a row without its id is not a row a caller can use.
 pub fn require_fields(route: &str, row: &Value, fields: &[(&str, Kind)]) -> Result<(), ToolError> {
     for (field, kind) in fields {

@@ -509,11 +509,7 @@ fn not_unicode(name: &str) -> ToolError {
 /// names the instance instead of claiming none was named.
 fn no_state_dir(port: u16) -> ToolError {
     let platform = Platform::current();
-    let missing = match platform.state_variables() {
-        [one] => format!("{one} is not set"),
-        [first, second] => format!("neither {first} nor {second} is set"),
-        names => format!("none of {} is set", names.join(", ")),
-    };
+    let missing = missing_variables(platform);
     ToolError::new(
         Code::BackendUnavailable,
         format!(
@@ -527,12 +523,18 @@ fn no_state_dir(port: u16) -> ToolError {
     .with_top_level("tried", json!([]))
 }
 
-fn no_home(platform: Platform) -> ToolError {
-    let missing = match platform.state_variables() {
+/// Which of the variables the default state folder comes from are unset,
+/// in words.
+fn missing_variables(platform: Platform) -> String {
+    match platform.state_variables() {
         [one] => format!("{one} is not set"),
         [first, second] => format!("neither {first} nor {second} is set"),
         names => format!("none of {} is set", names.join(", ")),
-    };
+    }
+}
+
+fn no_home(platform: Platform) -> ToolError {
+    let missing = missing_variables(platform);
     ToolError::new(
         Code::BackendUnavailable,
         format!(

@@ -257,13 +257,6 @@ fn success_result(text: &[u8]) -> String {
     String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
-/// A `tools/call` result for a tool error (docs/contract-notes.md, note 21).
-/// The first block is `<code>: <message>`, a sentence that does not parse as
-/// JSON: a client that turns a JSON first block into structuredContent and
-/// checks it against the success outputSchema (Gemini CLI does) would
-/// otherwise show its model a schema complaint instead of resmon's sentence.
-/// The second block is the error object as JSON, for callers that branch on
-/// the code. There is no structuredContent, for the same reason.
 /// The answer to a `tools/call` whose handling panicked: a tool error in the
 /// request's own era, so that a harness shows its model a sentence.
 pub(crate) fn internal_tool_error(id: &Value, params: &Value) -> String {
@@ -276,6 +269,13 @@ pub(crate) fn internal_tool_error(id: &Value, params: &Value) -> String {
     result_line(id, Answer::Prebuilt(error_result(&error)), era)
 }
 
+/// A `tools/call` result for a tool error (docs/contract-notes.md, note 21).
+/// The first block is `<code>: <message>`, a sentence that does not parse as
+/// JSON: a client that turns a JSON first block into structuredContent and
+/// checks it against the success outputSchema (Gemini CLI does) would
+/// otherwise show its model a schema complaint instead of resmon's sentence.
+/// The second block is the error object as JSON, for callers that branch on
+/// the code. There is no structuredContent, for the same reason.
 pub(crate) fn error_result(error: &crate::error::ToolError) -> String {
     let sentence = format!("{}: {}", error.code.as_str(), error.message);
     compact(&json!({
@@ -332,7 +332,7 @@ fn clip(text: &str) -> String {
     text.chars().take(80).collect()
 }
 
-fn echo_id(id: Option<&Value>) -> Value {
+pub(crate) fn echo_id(id: Option<&Value>) -> Value {
     match id {
         Some(id) if id.is_string() || id.is_i64() || id.is_u64() => id.clone(),
         _ => Value::Null,

@@ -8,7 +8,7 @@ use std::io::{self, BufRead, Write};
 
 use serde_json::Value;
 
-use crate::protocol::{INVALID_REQUEST, Server, error_line, internal_tool_error, rpc_error};
+use crate::protocol::{INVALID_REQUEST, Server, echo_id, error_line, internal_tool_error, rpc_error};
 use crate::redact;
 
 /// Longest request line accepted; a longer one is answered and skipped
@@ -75,8 +75,7 @@ fn handle_guarded(server: &mut Server, line: &[u8]) -> Option<String> {
 /// that never comes. A notification still gets no reply.
 fn panic_reply(line: &[u8]) -> Option<String> {
     let message: Value = serde_json::from_slice(line.strip_suffix(b"\r").unwrap_or(line)).ok()?;
-    let id = message.get("id")?;
-    let id = if id.is_string() || id.is_i64() || id.is_u64() { id.clone() } else { Value::Null };
+    let id = echo_id(Some(message.get("id")?));
     // A tool call is answered as a tool error, as every other failure of a
     // tool is (contract 1.0 "Error model"), so the model reads a sentence.
     if message.get("method").and_then(Value::as_str) == Some("tools/call") {

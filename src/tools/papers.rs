@@ -85,7 +85,7 @@ pub(crate) fn paper(row: &Value, id: IdField, authors: Authors) -> Option<Map<St
     let text = |name: &str| row.get(name).filter(|value| value.is_string()).cloned().unwrap_or(Value::Null);
     let mut out = Map::new();
     out.insert("id".into(), json!(id));
-    // Absent values are null, never an invented empty string (contract-notes 7; an answer never breaks its own outputSchema).
+    // Absent values are null, never an invented empty string (contract-notes 7 and 25).
     out.insert("title".into(), text("title"));
     if authors == Authors::Listed || row.get("authors").is_some_and(|names| !names.is_null()) {
         let names = author_names(row.get("authors"));

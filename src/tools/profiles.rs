@@ -16,8 +16,6 @@ use crate::error::{ToolError, ToolResult};
 /// unbounded; so the list is cut here and says so with `truncated`.
 const MAX_PROFILES: usize = 200;
 
-/// Profile fields some resmon versions store as JSON text.
-
 pub(crate) const LIST_WATCH_PROFILES: Tool = Tool {
     name: "list_watch_profiles",
     title: "List watch profiles",
@@ -117,7 +115,7 @@ fn list_output() -> Value {
         json!({
             "profiles": {"type": "array", "items": row},
             "count": {"type": "integer"},
-            "truncated": {"type": "boolean", "description": "True when only the first 200 are listed."},
+            "truncated": {"type": "boolean", "description": format!("True when only the first {MAX_PROFILES} are listed.")},
         }),
         &["profiles", "count", "truncated"],
     )

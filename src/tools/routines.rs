@@ -81,7 +81,7 @@ fn list_output() -> Value {
         json!({
             "routines": {"type": "array", "items": row},
             "count": {"type": "integer", "description": "Routines that matched, before any cut."},
-            "truncated": {"type": "boolean", "description": "True when only the first 200 are listed."},
+            "truncated": {"type": "boolean", "description": format!("True when only the first {MAX_ROUTINES} are listed.")},
         }),
         &["routines", "count", "truncated"],
     )

@@ -24,7 +24,7 @@ pub(crate) fn nullable(description: &str) -> Value {
 /// An answer passed through from resmon (contract-notes 9 and 10): its
 /// fields are described but not typed below the root, since any of them
 /// may come back null or in a shape a newer release chose, and the answer
-/// must still validate (contract-notes 7; an answer never breaks its own outputSchema). Fields this server computes
+/// must still validate (contract-notes 7 and 25). Fields this server computes
 /// itself are typed by the caller after this.
 pub(crate) fn passed_through(mut schema: Value) -> Value {
     fn strip(schema: &mut Value) {

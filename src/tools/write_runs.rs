@@ -49,7 +49,7 @@ fn run_sweep_input() -> Value {
             "sources": {"type": "array", "items": {"type": "string"}, "description": "Slugs from list_sources."},
             "date_from": {"type": "string", "description": "YYYY-MM-DD"},
             "date_to": {"type": "string"},
-            "max_results": {"type": "integer", "minimum": 1, "description": "Default 50."},
+            "max_results": {"type": "integer", "minimum": 1, "description": format!("Default {DEFAULT_MAX_RESULTS}.")},
             "ai_enabled": {"type": "boolean"},
         }),
         &["query", "sources"],

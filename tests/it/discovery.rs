@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::fake_backend::FakeBackend;
-use crate::harness::{Launch, TempDir, cli_call, env_for, printed_answer, run_cli, start_fake, vars};
+use crate::harness::{
+    Launch, TempDir, cli_call, env_for, printed_answer, run_cli, start_fake, start_fake_at, vars,
+};
 
 /// A refusal about a local file must come at once: well under the
 /// per-request bound, and nowhere near a hang.
@@ -141,7 +142,7 @@ fn a_port_file_or_token_file_that_is_a_fifo_answers_at_once() {
     assert!(!advises_permissions(message(&answer)), "{answer}");
 
     let fake_dir = TempDir::new();
-    let fake = FakeBackend::start(fake_dir.path());
+    let fake = start_fake_at(fake_dir.path());
     std::fs::remove_file(fake.token_file()).unwrap();
     let _first = RemoveFirst(fake.token_file());
     mkfifo(&fake.token_file());
@@ -451,14 +452,11 @@ fn a_value_that_is_not_unicode_is_refused_by_name() {
     std::fs::copy(fake.port_file(), default_state.join("resmon.port")).unwrap();
     for name in ["RESMON_PORT", "RESMON_PORT_FILE", "RESMON_STATE_DIR"] {
         fake.clear_requests();
-        let output = Command::new(crate::harness::BIN)
+        let output = Launch::new(&[])
             .args(["call", "health", "{}"])
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env(name, std::ffi::OsStr::from_bytes(b"/tmp/\xff"))
-            .output()
-            .unwrap();
+            .home(home.path())
+            .raw_env(name, std::ffi::OsStr::from_bytes(b"/tmp/\xff").to_os_string())
+            .output();
         let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
         assert_eq!(answer["error"], "backend_unavailable", "{name}: {answer}");
         assert_eq!(answer["detail"]["source"], name, "{answer}");

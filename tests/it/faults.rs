@@ -36,7 +36,7 @@ const WRITE_ROUTES: [(&str, &str, &str); 7] = [
 const DISCOVERY_TOOLS: [&str; 2] = ["list_routines", "activate_routine"];
 
 /// Strings from the fake's fault bodies (the HTML 500 and the non-JSON 200)
-/// that must reach no output at all (clarification 5: an error names the
+/// that must reach no output at all (contract-notes 5: an error names the
 /// status and route, never the body).
 const BODY_MARKERS: [&str; 3] = ["Traceback", "synthetic failure raised by the fake", "upstream said no"];
 
@@ -89,7 +89,7 @@ enum Expect {
 fn expected(fault: &str, tool: &str, scope: Scope) -> Expect {
     use Expect::{Error, Success};
     if scope == Scope::Discovery {
-        // Clarification 3: anything but resmon's health answer leaves the
+        // contract-notes 3: anything but resmon's health answer leaves the
         // candidate unused, whatever went wrong with it. A planted token in
         // an otherwise correct health answer is still resmon's answer.
         return if fault == "EchoToken" { Success } else { Error("backend_unavailable") };

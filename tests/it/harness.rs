@@ -181,6 +181,8 @@ pub struct Launch {
     other_user: bool,
     args: Vec<OsString>,
     env: Vec<(String, String)>,
+    /// Variables whose values need not be text (bytes that are not Unicode).
+    raw_env: Vec<(String, OsString)>,
     home: Home,
     test_timeout: bool,
     cwd: Option<PathBuf>,
@@ -242,6 +244,7 @@ impl Launch {
             args: Vec::new(),
             env: env.to_vec(),
             home: Home::Fresh,
+            raw_env: Vec::new(),
             test_timeout: true,
             cwd: None,
             stdin: Vec::new(),
@@ -262,6 +265,13 @@ impl Launch {
 
     pub fn home(mut self, home: &Path) -> Launch {
         self.home = Home::At(home.to_path_buf());
+        self
+    }
+
+    /// One variable whose value is given as raw bytes (unix), for values that
+    /// are not valid Unicode.
+    pub fn raw_env(mut self, key: &str, value: OsString) -> Launch {
+        self.raw_env.push((key.to_string(), value));
         self
     }
 
@@ -323,6 +333,7 @@ impl Launch {
             command.env("RESMON_MCP_TIMEOUT_MS", TEST_TIMEOUT_MS);
         }
         command.envs(self.env.iter().cloned());
+        command.envs(self.raw_env.iter().cloned());
         if let Some(cwd) = &self.cwd {
             command.current_dir(cwd);
         }

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::calls::every_branch;
 use crate::fake_backend::{FakeBackend, Fault};
-use crate::harness::{Session, TempDir, cli_call, env_for, run_cli, structured, tool_error};
+use crate::harness::{Session, TempDir, cli_call, env_for, run_cli, start_fake_at, structured, tool_error};
 
 /// The codes of contract 1.0 "Error model", all of them.
 const EVERY_CODE: [&str; 8] = [
@@ -126,7 +126,7 @@ fn every_error_code_opens_with_its_sentence_and_call_prints_the_same_object() {
     let mut seen = BTreeSet::new();
 
     let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake_at(dir.path());
     let env = env_for(&fake);
     let mut session = Session::initialized(&env);
     for case in cases(&fake.runtime_id()) {
@@ -162,7 +162,7 @@ fn every_error_code_opens_with_its_sentence_and_call_prints_the_same_object() {
 #[test]
 fn a_read_only_refusal_is_shaped_like_every_other_error() {
     let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake_at(dir.path());
     let mut env = env_for(&fake);
     env.push(("RESMON_MCP_READ_ONLY".into(), "1".into()));
     let mut session = Session::initialized(&env);
@@ -204,9 +204,9 @@ fn wait_for_previous_is_accepted_by_every_tool_and_changes_nothing_sent() {
     // Two identical fakes: one sees every branch plain, the other the same
     // calls with Gemini CLI's key added. resmon must see the same requests.
     let plain_dir = TempDir::new();
-    let plain = FakeBackend::start(plain_dir.path());
+    let plain = start_fake_at(plain_dir.path());
     let marked_dir = TempDir::new();
-    let marked = FakeBackend::start(marked_dir.path());
+    let marked = start_fake_at(marked_dir.path());
     let mut plain_session = Session::initialized(&env_for(&plain));
     let mut marked_session = Session::initialized(&env_for(&marked));
     let plain_calls = every_branch(&plain.runtime_id());
@@ -235,7 +235,7 @@ fn wait_for_previous_is_accepted_by_every_tool_and_changes_nothing_sent() {
 #[test]
 fn other_unknown_arguments_are_still_refused_by_name_and_send_nothing() {
     let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake_at(dir.path());
     let env = env_for(&fake);
     let mut session = Session::initialized(&env);
     let refusals = [
@@ -265,7 +265,7 @@ fn other_unknown_arguments_are_still_refused_by_name_and_send_nothing() {
 #[test]
 fn check_states_the_per_call_bound_in_force() {
     let dir = TempDir::new();
-    let fake = FakeBackend::start(dir.path());
+    let fake = start_fake_at(dir.path());
     // The harness rig lowers the bound for every test; the line must say so.
     let output = run_cli(&["--check"], &env_for(&fake));
     let text = String::from_utf8_lossy(&output.stdout).to_string();

@@ -884,7 +884,7 @@ fn list_watch_profiles_keeps_basis_warning_on_every_row() {
     assert_eq!((two["aliases"].clone(), two["orcid"].clone()), (json!([]), Value::Null));
     let institute = row(&answer["profiles"], 7);
     assert_eq!(institute["identifier_schemes"], json!(["ror"]));
-    assert!(institute["basis_warning"].is_string(), "a ROR is not an ORCID (NOTES.md disagreement 15)");
+    assert!(institute["basis_warning"].is_string(), "a ROR is not an ORCID (backend-facts 10)");
 
     fake.clear_requests();
     let people = ok(&mut session, "list_watch_profiles", json!({"kind": "person"}));

@@ -18,7 +18,7 @@ use std::process::Output;
 use serde_json::{Value, json};
 
 use crate::fake_backend::FakeBackend;
-use crate::harness::{BIN, Launch, TempDir, WRITE_TOOLS, vars};
+use crate::harness::{BIN, Launch, TempDir, WRITE_TOOLS, start_fake_at, vars};
 
 /// How a harness would start the server, read back from one registration.
 #[derive(Debug)]
@@ -268,7 +268,7 @@ fn pairs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 #[test]
 fn every_printed_registration_starts_a_server_that_reaches_resmon() {
     let dir = TempDir::new();
-    let fake = FakeBackend::start(&dir.path().join("state dir"));
+    let fake = start_fake_at(&dir.path().join("state dir"));
     let binary = awkward_binary(dir.path());
     let env = pairs(&[
         ("RESMON_PORT_FILE", &fake.port_file().display().to_string()),
@@ -309,7 +309,7 @@ fn every_printed_registration_starts_a_server_that_reaches_resmon() {
 #[test]
 fn registrations_carry_only_what_discovery_used_and_the_mode_in_force() {
     let dir = TempDir::new();
-    let fake = FakeBackend::start(&dir.path().join("a=b state"));
+    let fake = start_fake_at(&dir.path().join("a=b state"));
     let binary = awkward_binary(dir.path());
     let env = pairs(&[
         ("RESMON_PORT", &fake.port().to_string()),
@@ -392,7 +392,7 @@ fn the_documented_claude_code_allow_list_is_exactly_the_reads() {
 fn a_default_from_xdg_state_home_is_written_out() {
     let dir = TempDir::new();
     let xdg = dir.path().join("xdg state");
-    let fake = FakeBackend::start(&xdg.join("resmon"));
+    let fake = start_fake_at(&xdg.join("resmon"));
     let binary = awkward_binary(dir.path());
     let env = pairs(&[("XDG_STATE_HOME", &xdg.display().to_string())]);
     let home = TempDir::new();

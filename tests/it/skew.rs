@@ -285,7 +285,7 @@ fn keys_of(value: &Value, into: &mut std::collections::BTreeSet<String>) {
 
 /// A resmon whose rows lack a field must never produce an answer that breaks
 /// the tool's own outputSchema: the property is nullable, or the tool answers
-/// upstream_error naming the route and the field (issue 10 point 11).
+/// upstream_error naming the route and the field (contract-notes 25).
 /// Each field is left out, and then set to null, in turn.
 #[test]
 fn answers_keep_their_output_schema_when_resmon_leaves_out_any_field() {

@@ -1,6 +1,6 @@
 //! The seven write tools, read-only sessions and the settings guards (issue
 //! 4; contract 1.0 "Tools › Write", "Safety", "A read-only session", "The
-//! settings update_settings may change"; clarifications 7, 11-13). The
+//! settings update_settings may change"; contract-notess 7, 11-13). The
 //! routes no tool may reach ("Excluded on purpose") are routes.rs's.
 //!
 //! Every refusal is checked against the fake's request log: a guard that
@@ -222,7 +222,7 @@ fn run_routine_at_the_run_limit_is_queued_with_no_execution_id() {
     bench.fake.state().running_count = limit;
     let answer = bench.ok("run_routine", json!({"routine_id": 7}));
     assert_eq!(answer["queued"], json!(true));
-    assert!(answer.as_object().unwrap().contains_key("execution_id"), "always present (clarification 7)");
+    assert!(answer.as_object().unwrap().contains_key("execution_id"), "always present (contract-notes 7)");
     assert_eq!(answer["execution_id"], Value::Null);
     assert_eq!(answer["queue_position"], json!(1));
     assert!(answer["detail"].as_str().unwrap().contains("start on its own"), "{answer}");
