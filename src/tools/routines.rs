@@ -53,10 +53,6 @@ fn get_input() -> Value {
     object(json!({"routine_id": {"type": "integer"}}), &["routine_id"])
 }
 
-fn missed_fires_schema() -> Value {
-    nullable("{count, last_due_at_utc}: scheduled fires that came due while resmon was not running.")
-}
-
 fn list_output() -> Value {
     let row = object(
         json!({
@@ -66,17 +62,15 @@ fn list_output() -> Value {
             "sources": nullable("Source slugs; null when resmon's stored parameters could not be read."),
             "keywords": nullable("The terms; null when resmon's stored parameters could not be read."),
             "entity": nullable("{profile_id, mode} for a routine that watches a profile, else null."),
-            "is_active": nullable("Whether it fires on its schedule; null when resmon's value is unreadable."),
-            "ai_enabled": nullable("Boolean; null when unreadable."),
-            "email_enabled": nullable("Boolean; null when unreadable."),
-            "email_ai_summary_enabled": nullable("Boolean; null when unreadable."),
-            "notify_on_complete": nullable("Boolean; null when unreadable."),
             "last_run_at": nullable("When it last ran, or null."),
             "last_status": nullable("Status of its newest run, or null."),
-            "missed_fires": missed_fires_schema(),
         }),
         &["id", "name", "schedule", "sources", "keywords", "is_active", "last_run_at", "missed_fires"],
     );
+    let mut row = row;
+    if let Some(properties) = row["properties"].as_object_mut() {
+        properties.extend(rows::routine_state_properties());
+    }
     object(
         json!({
             "routines": {"type": "array", "items": row},

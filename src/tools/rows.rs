@@ -76,6 +76,23 @@ pub(super) fn routine_record(route: &str, routine: &Value) -> Result<Map<String,
     Ok(record)
 }
 
+/// The flags and missed fires, shown alike in the list and the record.
+pub(super) fn routine_state_properties() -> Map<String, Value> {
+    let mut properties = Map::new();
+    properties.insert(
+        "is_active".into(),
+        nullable("Whether it fires on its schedule; null when resmon's value is unreadable."),
+    );
+    for name in ["ai_enabled", "email_enabled", "email_ai_summary_enabled", "notify_on_complete"] {
+        properties.insert(name.into(), nullable("Boolean; null when unreadable."));
+    }
+    properties.insert(
+        "missed_fires".into(),
+        nullable("{count, last_due_at_utc}: scheduled fires that came due while resmon was not running."),
+    );
+    properties
+}
+
 /// The schema of `routine_record`'s answer, with room for the fields a tool
 /// adds beside it.
 pub(super) fn routine_record_schema(extra: Value, extra_required: &[&str]) -> Value {
@@ -85,14 +102,11 @@ pub(super) fn routine_record_schema(extra: Value, extra_required: &[&str]) -> Va
         "schedule_cron": nullable("Cron expression."),
         "parameters": nullable("The routine's search (query, repositories, keywords, entity), decoded."),
         "intent": nullable("The sentence the coverage audit compares against, or null."),
-        "is_active": nullable("Whether it fires on its schedule; null when resmon's value is unreadable."),
-        "email_enabled": nullable("Boolean; null when unreadable."),
-        "email_ai_summary_enabled": nullable("Boolean; null when unreadable."),
-        "ai_enabled": nullable("Boolean; null when unreadable."),
-        "notify_on_complete": nullable("Boolean; null when unreadable."),
-        "missed_fires": nullable("{count, last_due_at_utc}: scheduled fires that came due while resmon was not running."),
         "missed_fire_details": nullable("Each missed fire, oldest first: due_at_utc, observed_at_utc, disposition."),
     });
+    if let Some(properties) = properties.as_object_mut() {
+        properties.extend(routine_state_properties());
+    }
     if let (Some(properties), Value::Object(extra)) = (properties.as_object_mut(), extra) {
         properties.extend(extra);
     }
