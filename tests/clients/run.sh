@@ -73,39 +73,11 @@ if ! "$work/dump-calls" >"$calls"; then
 fi
 echo "server, fake and $(grep -c '"tool":' "$calls") calls from tests/it/calls.rs ready in $((SECONDS - t0)) s"
 
-# 2. Python SDK in a venv, reused while requirements.txt is unchanged.
-note "python venv (requirements.txt)"
-t0=$SECONDS
-venv="$work/venv"
-python_ready=1
-if ! cmp -s "$here/requirements.txt" "$venv/requirements.txt"; then
-    rm -rf "$venv"
-    if python3 -m venv "$venv" >"$work/venv.log" 2>&1 &&
-        "$venv/bin/pip" install --disable-pip-version-check -q -r "$here/requirements.txt" >>"$work/venv.log" 2>&1; then
-        cp "$here/requirements.txt" "$venv/requirements.txt"
-    else
-        python_ready=0
-        setup_fail "python venv or pip install failed (is python3-venv installed?):"
-        tail -n 20 "$work/venv.log"
-    fi
-fi
-echo "python venv ready in $((SECONDS - t0)) s"
-
-# 3. npm packages (TypeScript SDK, Inspector) from the committed lock file,
-#    installed under target/ so node_modules never lands in the tree.
-#    tests/npm_locked.py says why the lock is compared per platform, not byte for byte.
-note "npm install (package-lock.json)"
-t0=$SECONDS
-npm_dir="$work/npm"
-node_ready=1
-if ! python3 "$root/tests/npm_locked.py" "$here" "$npm_dir" >"$work/npm.log" 2>&1; then
-    node_ready=0
-    setup_fail "npm packages could not be installed from tests/clients/package-lock.json:"
-fi
-cat "$work/npm.log"
+setup_venv
+setup_npm
 # ESM resolves packages from the script's folder: run the TS client beside node_modules.
+mkdir -p "$npm_dir"
 cp "$here/ts_client.mjs" "$npm_dir/ts_client.mjs"
-echo "npm packages ready in $((SECONDS - t0)) s"
 
 # 4. The clients. Each starts its own fake backend(s) and passes the server
 #    nothing but RESMON_PORT_FILE and RESMON_STATE_DIR.

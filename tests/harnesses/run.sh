@@ -70,33 +70,8 @@ server="$root/target/debug/resmon-mcp"
 fake="$root/target/debug/examples/fake-backend"
 echo "server and fake ready in $((SECONDS - t0)) s"
 
-note "python venv (requirements.txt)"
-t0=$SECONDS
-venv="$work/venv"
-python_ready=1
-if ! cmp -s "$here/requirements.txt" "$venv/requirements.txt"; then
-    rm -rf "$venv"
-    if python3 -m venv "$venv" >"$work/venv.log" 2>&1 &&
-        "$venv/bin/pip" install --disable-pip-version-check -q -r "$here/requirements.txt" >>"$work/venv.log" 2>&1; then
-        cp "$here/requirements.txt" "$venv/requirements.txt"
-    else
-        python_ready=0
-        setup_fail "python venv or pip install failed:"
-        tail -n 20 "$work/venv.log"
-    fi
-fi
-echo "python venv ready in $((SECONDS - t0)) s"
-
-note "npm install (package-lock.json)"
-t0=$SECONDS
-npm_dir="$work/npm"
-node_ready=1
-if ! python3 "$root/tests/npm_locked.py" "$here" "$npm_dir" >"$work/npm.log" 2>&1; then
-    node_ready=0
-    setup_fail "npm packages could not be installed from tests/harnesses/package-lock.json:"
-fi
-cat "$work/npm.log"
-echo "npm packages ready in $((SECONDS - t0)) s"
+setup_venv
+setup_npm
 
 if [ "$node_ready" -eq 0 ]; then
     setup_fail "gemini-cli did not run: its npm package is not installed"

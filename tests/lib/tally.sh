@@ -60,3 +60,41 @@ stage_run() {
     fi
     echo "-- $name: $p passed, $f failed, exit $rc, $((SECONDS - t0)) s"
 }
+
+# A venv at "$work/venv" from "$here/requirements.txt", reused while the
+# requirements are unchanged. Sets python_ready (1 or 0) and venv; a failure
+# is counted as a setup failure, never a skip.
+setup_venv() {
+    note "python venv (requirements.txt)"
+    local t0=$SECONDS
+    venv="$work/venv"
+    python_ready=1
+    if ! cmp -s "$here/requirements.txt" "$venv/requirements.txt"; then
+        rm -rf "$venv"
+        if python3 -m venv "$venv" >"$work/venv.log" 2>&1 &&
+            "$venv/bin/pip" install --disable-pip-version-check -q -r "$here/requirements.txt" >>"$work/venv.log" 2>&1; then
+            cp "$here/requirements.txt" "$venv/requirements.txt"
+        else
+            python_ready=0
+            setup_fail "python venv or pip install failed (is python3-venv installed?):"
+            tail -n 20 "$work/venv.log"
+        fi
+    fi
+    echo "python venv ready in $((SECONDS - t0)) s"
+}
+
+# The npm packages of "$here"'s committed lock, installed into
+# "$work/npm" by tests/npm_locked.py (which says why the lock is compared
+# per platform). Sets node_ready (1 or 0) and npm_dir.
+setup_npm() {
+    note "npm install (package-lock.json)"
+    local t0=$SECONDS
+    npm_dir="$work/npm"
+    node_ready=1
+    if ! python3 "$root/tests/npm_locked.py" "$here" "$npm_dir" >"$work/npm.log" 2>&1; then
+        node_ready=0
+        setup_fail "npm packages could not be installed from ${here#"$root"/}/package-lock.json:"
+    fi
+    cat "$work/npm.log"
+    echo "npm packages ready in $((SECONDS - t0)) s"
+}
