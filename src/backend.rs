@@ -79,7 +79,24 @@ impl Reply {
     /// The body as JSON. A body that is not JSON is an upstream error whose
     /// message never repeats the body (contract-notes 5).
     pub(crate) fn json(&self) -> Result<Value, ToolError> {
-        serde_json::from_slice(&self.bytes).map_err(|_| {
+        self.read()
+    }
+
+    /// The body read straight into a type that borrows from it, such as a
+    /// loose row (tools/loose.rs), which reads any JSON: then only a body
+    /// that is not JSON fails, with the same error as `json`.
+    pub(crate) fn read<'a, T: serde::Deserialize<'a>>(&'a self) -> Result<T, ToolError> {
+        self.read_with(std::marker::PhantomData::<T>)
+    }
+
+    /// `read` with a seed: a reader that needs to know something before it
+    /// reads, such as which rows of a list to build (`loose::Window`).
+    pub(crate) fn read_with<'a, S: serde::de::DeserializeSeed<'a>>(
+        &'a self,
+        seed: S,
+    ) -> Result<S::Value, ToolError> {
+        let mut reader = serde_json::Deserializer::from_slice(&self.bytes);
+        seed.deserialize(&mut reader).and_then(|value| reader.end().map(|()| value)).map_err(|_| {
             ToolError::new(
                 Code::UpstreamError,
                 format!("resmon answered {} with a body that is not JSON.", self.route),
@@ -182,20 +199,27 @@ pub fn require_fields(route: &str, row: &Value, fields: &[(&str, Kind)]) -> Resu
         if value.is_some_and(|value| kind.holds(value)) {
             continue;
         }
-        let problem = if value.is_none_or(Value::is_null) { "without" } else { "with a malformed" };
-        return Err(ToolError::new(
-            Code::UpstreamError,
-            format!(
-                "resmon answered {route} with a record {problem} `{field}` ({} was expected), which \
-                 this tool needs to answer. This server and the running resmon may be from \
-                 different releases.",
-                kind.name()
-            ),
-        )
-        .with_detail("route", json!(route_template(route)))
-        .with_detail("field", json!(field)));
+        return Err(unusable_field(route, field, *kind, value.is_some_and(|value| !value.is_null())));
     }
     Ok(())
+}
+
+/// The error for a record whose `field` is missing (or null), or present
+/// but not of `kind`: the one sentence `require_fields` and the typed rows
+/// (tools/loose.rs) both give.
+pub(crate) fn unusable_field(route: &str, field: &str, kind: Kind, malformed: bool) -> ToolError {
+    let problem = if malformed { "with a malformed" } else { "without" };
+    ToolError::new(
+        Code::UpstreamError,
+        format!(
+            "resmon answered {route} with a record {problem} `{field}` ({} was expected), which \
+             this tool needs to answer. This server and the running resmon may be from \
+             different releases.",
+            kind.name()
+        ),
+    )
+    .with_detail("route", json!(route_template(route)))
+    .with_detail("field", json!(field))
 }
 
 pub struct Backend {
@@ -399,9 +423,21 @@ impl Backend {
         query: &[(&str, String)],
         body: Option<&Value>,
     ) -> Result<Value, ToolError> {
+        self.request(method, path, query, body)?.json()
+    }
+
+    /// `send`, then insist on a 2xx answer, leaving its body to be read by
+    /// the caller (`Reply::read` for a typed row).
+    pub(crate) fn request(
+        &mut self,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<Reply, ToolError> {
         let reply = self.send(method, path, query, body)?;
         success(&reply)?;
-        reply.json()
+        Ok(reply)
     }
 
     /// The authenticated health request that turns a candidate into an

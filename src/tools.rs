@@ -10,6 +10,7 @@ mod corpus;
 mod executions;
 mod exports;
 mod insight;
+mod loose;
 mod papers;
 mod profiles;
 mod routines;

@@ -3,11 +3,12 @@
 
 use serde_json::{Map, Value, json};
 
-use super::papers::{self, Authors, IdField};
+use super::loose::{self, List, Scalar, loose_row};
+use super::papers::{self, Authors, IdField, PaperRow};
 use super::{DEFAULT_PAGE, MAX_PAGE, Tool, limit_property, limit_up_to, nullable, object, passed_through};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
-use crate::error::ToolResult;
+use crate::error::{ToolError, ToolResult};
 
 /// resmon clamps `k` to 1..50 (backend-facts 6).
 const SIMILAR_MAX: i64 = 50;
@@ -184,8 +185,8 @@ fn lifecycle_output() -> Value {
 fn search_corpus(backend: &mut Backend, args: &Args) -> ToolResult {
     let semantic = args.str("mode") == Some("semantic");
     let body = search_body(args, semantic);
-    let reply = backend.request_json(Method::Post, "/api/explorer/search", &[], Some(&body))?;
-    shape_search(&reply, semantic)
+    let reply = backend.request(Method::Post, "/api/explorer/search", &[], Some(&body))?;
+    shape_search(&reply.read()?, semantic)
 }
 
 /// The explorer body: only what the caller gave, and never `include`
@@ -210,48 +211,83 @@ fn search_body(args: &Args, semantic: bool) -> Value {
     Value::Object(body)
 }
 
+loose_row!(
+    /// The explorer's page, read typed: its rows are the bulk of the body
+    /// and the answer keeps a few fields of each (tools/loose.rs says why).
+    SearchPage {
+        results: List<PaperRow<'a>>,
+        total: Scalar<'a>,
+        sort: Scalar<'a>,
+        next_cursor: Scalar<'a>,
+        has_more: Scalar<'a>,
+        total_is_capped: Scalar<'a>,
+        similarity_unavailable: Scalar<'a>,
+        ranked_count: Value,
+        unranked_count: Value,
+        model: Value,
+    }
+);
+
 /// The mode is read from the sort resmon says it served, never from the
 /// request: a declined ranking must not be reported as one (contract 1.0
 /// "Search modes").
-fn shape_search(reply: &Value, asked_semantic: bool) -> ToolResult {
+fn shape_search(reply: &SearchPage, asked_semantic: bool) -> ToolResult {
     const ROUTE: &str = "POST /api/explorer/search";
-    let rows = reply.get("results").and_then(Value::as_array);
-    let total = reply.get("total").and_then(Value::as_i64);
+    let rows = reply.results.as_ref().and_then(|rows| rows.0.as_ref());
+    let total = reply.total.as_ref().and_then(Scalar::as_i64);
     let (Some(rows), Some(total)) = (rows, total) else {
         return Err(backend::unexpected_shape(ROUTE, "an object with `results` and `total`"));
     };
-    let served_semantic = reply.get("sort").and_then(Value::as_str) == Some("similarity");
-    for row in rows {
-        backend::require_fields(ROUTE, row, &[("id", backend::Kind::Integer)])?;
-    }
-    let Some(papers) = rows.iter().map(|row| paper(row, served_semantic)).collect::<Option<Vec<Value>>>()
-    else {
-        return Err(backend::unexpected_shape(ROUTE, "papers carrying their corpus `id`"));
-    };
-    let next_cursor = reply.get("next_cursor").filter(|cursor| cursor.is_string()).cloned();
-    let has_more = reply.get("has_more").and_then(Value::as_bool).unwrap_or(next_cursor.is_some());
+    let served_semantic = loose::text(&reply.sort) == Some("similarity");
+    let papers = papers_of(ROUTE, rows, served_semantic, "papers carrying their corpus `id`")?;
+    let next_cursor = loose::text(&reply.next_cursor).map(|cursor| json!(cursor));
+    let has_more = reply.has_more.as_ref().and_then(Scalar::as_bool).unwrap_or(next_cursor.is_some());
     let mut answer = json!({
         "papers": papers,
         "next_cursor": next_cursor,
         "has_more": has_more,
         "total": total,
-        "total_is_capped": reply.get("total_is_capped").and_then(Value::as_bool).unwrap_or(false),
+        "total_is_capped": reply.total_is_capped.as_ref().and_then(Scalar::as_bool).unwrap_or(false),
         "mode": if served_semantic { "semantic" } else { "keyword" },
-        "mode_unavailable": mode_unavailable(reply, asked_semantic && !served_semantic),
+        "mode_unavailable": mode_unavailable(loose::text(&reply.similarity_unavailable), asked_semantic && !served_semantic),
     });
     if served_semantic {
-        for name in ["ranked_count", "unranked_count", "model"] {
-            answer[name] = field(reply, name);
+        for (name, value) in [
+            ("ranked_count", &reply.ranked_count),
+            ("unranked_count", &reply.unranked_count),
+            ("model", &reply.model),
+        ] {
+            answer[name] = value.clone().unwrap_or(Value::Null);
         }
     }
     Ok(answer)
 }
 
-fn mode_unavailable(reply: &Value, declined: bool) -> Value {
+/// Every row as the shared paper row (with its distance when the answer is
+/// a ranking), or the error naming the route: a row without its integer
+/// corpus id is refused as `backend::require_fields` refuses it.
+fn papers_of(
+    route: &str,
+    rows: &[PaperRow],
+    with_distance: bool,
+    expected: &str,
+) -> Result<Vec<Value>, ToolError> {
+    for row in rows {
+        if !row.id.as_ref().is_some_and(Scalar::is_integer) {
+            return Err(backend::unusable_field(route, "id", backend::Kind::Integer, row.id.is_some()));
+        }
+    }
+    rows.iter()
+        .map(|row| paper(row, with_distance))
+        .collect::<Option<Vec<Value>>>()
+        .ok_or_else(|| backend::unexpected_shape(route, expected))
+}
+
+fn mode_unavailable(given: Option<&str>, declined: bool) -> Value {
     if !declined {
         return Value::Null;
     }
-    match reply.get("similarity_unavailable").and_then(Value::as_str).filter(|s| !s.trim().is_empty()) {
+    match given.filter(|sentence| !sentence.trim().is_empty()) {
         Some(sentence) => json!(sentence),
         None => json!(
             "resmon answered newest-first instead of ranking by meaning and did not say why; \
@@ -264,23 +300,31 @@ fn find_similar(backend: &mut Backend, args: &Args) -> ToolResult {
     let doc_id = args.required_int("doc_id")?;
     let k = args.limit("limit", DEFAULT_PAGE, SIMILAR_MAX);
     let path = format!("/api/documents/{doc_id}/similar");
-    let reply = backend.get_object(&path, &[("k", k.to_string())])?;
-    shape_similar(&reply, &format!("GET {path}"))
+    let reply = backend.request(Method::Get, &path, &[("k", k.to_string())], None)?;
+    shape_similar(&reply.read()?, &format!("GET {path}"))
 }
+
+loose_row!(
+    /// The neighbours answer, read typed as the search page is.
+    Neighbours {
+        document_id: Value,
+        neighbours: List<PaperRow<'a>>,
+        model: Value,
+        reason: Value,
+    }
+);
 
 /// An empty list always carries a reason (contract 1.0 "Search modes"):
 /// resmon's own sentence, or ours saying it gave none.
-fn shape_similar(reply: &Value, route: &str) -> ToolResult {
-    let Some(rows) = reply.get("neighbours").and_then(Value::as_array) else {
+fn shape_similar(reply: &Neighbours, route: &str) -> ToolResult {
+    if !reply.is_object {
+        return Err(backend::unexpected_shape(route, "an object"));
+    }
+    let Some(rows) = reply.neighbours.as_ref().and_then(|rows| rows.0.as_ref()) else {
         return Err(backend::unexpected_shape(route, "an object with `neighbours`"));
     };
-    for row in rows {
-        backend::require_fields(route, row, &[("id", backend::Kind::Integer)])?;
-    }
-    let Some(papers) = rows.iter().map(|row| paper(row, true)).collect::<Option<Vec<Value>>>() else {
-        return Err(backend::unexpected_shape(route, "neighbours carrying their corpus `id`"));
-    };
-    let given = reply.get("reason").filter(|reason| reason.as_str().is_some_and(|s| !s.trim().is_empty()));
+    let papers = papers_of(route, rows, true, "neighbours carrying their corpus `id`")?;
+    let given = reply.reason.as_ref().filter(|reason| reason.as_str().is_some_and(|s| !s.trim().is_empty()));
     let reason = match (given, papers.is_empty()) {
         (Some(reason), _) => reason.clone(),
         (None, true) => json!(
@@ -290,9 +334,9 @@ fn shape_similar(reply: &Value, route: &str) -> ToolResult {
         (None, false) => Value::Null,
     };
     Ok(json!({
-        "document_id": field(reply, "document_id"),
+        "document_id": reply.document_id.clone().unwrap_or(Value::Null),
         "papers": papers,
-        "model": field(reply, "model"),
+        "model": reply.model.clone().unwrap_or(Value::Null),
         "reason": reason,
     }))
 }
@@ -308,13 +352,9 @@ fn get_paper_lifecycle(backend: &mut Backend, args: &Args) -> ToolResult {
     backend.get_object(&format!("/api/documents/{doc_id}/lifecycle"), &[])
 }
 
-fn field(body: &Value, name: &str) -> Value {
-    body.get(name).cloned().unwrap_or(Value::Null)
-}
-
 /// A stored document row as the shared paper row, with its distance when
 /// the answer is a ranking; None without its corpus id.
-fn paper(row: &Value, with_distance: bool) -> Option<Value> {
+fn paper(row: &PaperRow, with_distance: bool) -> Option<Value> {
     let paper = papers::paper(row, IdField::Id, Authors::Listed)?;
     Some(Value::Object(if with_distance { papers::with_distance(paper, row) } else { paper }))
 }
@@ -322,36 +362,82 @@ fn paper(row: &Value, with_distance: bool) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Deserialize;
+
+    fn search(reply: &Value, asked_semantic: bool) -> ToolResult {
+        shape_search(&SearchPage::deserialize(reply).unwrap(), asked_semantic)
+    }
+
+    fn similar(reply: &Value) -> ToolResult {
+        shape_similar(&Neighbours::deserialize(reply).unwrap(), "GET /api/documents/1/similar")
+    }
+
+    fn row_paper(row: &Value, with_distance: bool) -> Option<Value> {
+        paper(&PaperRow::of(row), with_distance)
+    }
 
     #[test]
     fn a_ranked_row_carries_its_distance_and_a_keyword_row_none() {
         let row = json!({"id": 7, "source_repository": "arxiv", "title": "T", "authors": "A, B",
             "publication_date": null, "doi": null, "url": "u", "abstract": "long", "distance": 0.123456});
-        assert!(paper(&row, false).unwrap().get("distance").is_none());
-        assert_eq!(paper(&row, true).unwrap()["distance"], json!(0.1235));
-        assert_eq!(paper(&json!({"id": 8}), true).unwrap()["distance"], Value::Null);
-        assert!(paper(&json!({"title": "no id"}), false).is_none());
+        assert!(row_paper(&row, false).unwrap().get("distance").is_none());
+        assert_eq!(row_paper(&row, true).unwrap()["distance"], json!(0.1235));
+        assert_eq!(row_paper(&json!({"id": 8}), true).unwrap()["distance"], Value::Null);
+        assert!(row_paper(&json!({"title": "no id"}), false).is_none());
     }
 
     #[test]
     fn a_declined_ranking_is_reported_as_keyword() {
         let reply = json!({"results": [], "next_cursor": null, "has_more": false, "total": 0,
             "total_is_capped": false, "sort": "newest", "similarity_unavailable": "No model."});
-        let answer = shape_search(&reply, true).unwrap();
+        let answer = search(&reply, true).unwrap();
         assert_eq!(answer["mode"], "keyword");
         assert_eq!(answer["mode_unavailable"], "No model.");
         assert!(answer.get("model").is_none(), "a keyword answer leaves the semantic fields out: {answer}");
         let silent = json!({"results": [], "total": 0, "sort": "newest"});
-        assert!(shape_search(&silent, true).unwrap()["mode_unavailable"].is_string());
-        assert_eq!(shape_search(&silent, false).unwrap()["mode_unavailable"], Value::Null);
+        assert!(search(&silent, true).unwrap()["mode_unavailable"].is_string());
+        assert_eq!(search(&silent, false).unwrap()["mode_unavailable"], Value::Null);
     }
 
     #[test]
     fn an_empty_neighbour_list_always_has_a_reason() {
         let bare = json!({"document_id": 1, "model": null, "neighbours": [], "reason": null});
-        assert!(shape_similar(&bare, "r").unwrap()["reason"].is_string());
+        assert!(similar(&bare).unwrap()["reason"].is_string());
         let given = json!({"document_id": 1, "model": "m", "neighbours": [], "reason": "Not embedded."});
-        assert_eq!(shape_similar(&given, "r").unwrap()["reason"], "Not embedded.");
-        assert!(shape_similar(&json!({}), "r").is_err());
+        assert_eq!(similar(&given).unwrap()["reason"], "Not embedded.");
+        assert!(similar(&json!({})).is_err());
+    }
+
+    #[test]
+    fn a_row_without_a_usable_id_is_refused_by_name() {
+        for (rows, problem) in [
+            (json!([{"id": 1}, {"title": "none"}]), "without `id`"),
+            (json!([{"id": null}]), "without `id`"),
+            (json!([7]), "without `id`"),
+            (json!([{"id": "7"}]), "with a malformed `id`"),
+            (json!([{"id": 1.5}]), "with a malformed `id`"),
+        ] {
+            let error = search(&json!({"results": rows, "total": 1}), false).unwrap_err();
+            assert!(error.message.contains(problem), "{rows}: {}", error.message);
+            assert!(error.message.contains("POST /api/explorer/search"), "{}", error.message);
+            let error = similar(&json!({"neighbours": rows})).unwrap_err();
+            assert!(error.message.contains(problem), "{rows}: {}", error.message);
+        }
+        let too_big = search(&json!({"results": [{"id": u64::MAX}], "total": 1}), false).unwrap_err();
+        assert!(too_big.message.contains("papers carrying their corpus `id`"), "{}", too_big.message);
+    }
+
+    #[test]
+    fn a_page_of_another_shape_is_named_as_such() {
+        for reply in [json!([]), json!({"results": {}, "total": 1}), json!({"results": [], "total": "1"})] {
+            let error = search(&reply, false).unwrap_err();
+            assert!(
+                error.message.contains("an object with `results` and `total`"),
+                "{reply}: {}",
+                error.message
+            );
+        }
+        assert!(similar(&json!([])).unwrap_err().message.contains("(expected an object)"));
+        assert!(similar(&json!({"neighbours": "x"})).unwrap_err().message.contains("`neighbours`"));
     }
 }

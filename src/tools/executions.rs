@@ -3,7 +3,10 @@
 
 use serde_json::{Map, Value, json};
 
-use super::papers::{self, Authors, IdField};
+use std::marker::PhantomData;
+
+use super::loose::{Window, Windowed};
+use super::papers::{self, Authors, IdField, PaperRow};
 use super::rows::parse_json_text;
 use super::{
     DEFAULT_PAGE, MAX_PAGE, Tool, identity_property, limit_property, nullable, object, offset_property,
@@ -438,13 +441,14 @@ fn get_execution_results(backend: &mut Backend, args: &Args) -> ToolResult {
     // contract 1.0 "Tools › Read": ID-bearing JSON; the route returns the
     // whole run, so the page is cut here.
     let query = [("format", "json".to_string()), ("include_ids", "true".to_string())];
-    let Value::Array(records) = backend.request_json(Method::Get, &route, &query, None)? else {
+    let reply = backend.request(Method::Get, &route, &query, None)?;
+    // Only the page's records are built; the rest are counted (loose::Window).
+    let window = Window { offset, limit, rows: PhantomData::<PaperRow> };
+    let Some(Windowed { rows, total }) = reply.read_with(window)? else {
         return Err(backend::unexpected_shape(&format!("GET {route}"), "an array"));
     };
-    let papers = records
+    let papers = rows
         .iter()
-        .skip(offset)
-        .take(limit)
         .map(|record| papers::paper(record, IdField::Id, Authors::Listed).map(Value::Object))
         .collect::<Option<Vec<Value>>>()
         .ok_or_else(|| {
@@ -453,10 +457,10 @@ fn get_execution_results(backend: &mut Backend, args: &Args) -> ToolResult {
     Ok(json!({
         "exec_id": exec_id,
         "papers": papers,
-        "total": records.len(),
+        "total": total,
         "offset": offset,
         "limit": limit,
-        "has_more": offset + limit < records.len(),
+        "has_more": offset + limit < total,
     }))
 }
 

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::papers::{self, Authors, IdField};
+use super::papers::{self, Authors, IdField, PaperRow};
 use super::rows::{decoded_profile, orcid_of, parse_json_text};
 use super::{DEFAULT_PAGE, MAX_PAGE, Tool, limit_property, nullable, object, offset_property};
 use crate::args::Args;
@@ -331,7 +331,7 @@ fn get_profile_matches(backend: &mut Backend, args: &Args) -> ToolResult {
 /// The shared paper row with the match's basis beside it; None without the
 /// corpus id the row promises.
 fn match_row(row: &Value) -> Option<Value> {
-    let mut out = papers::paper(row, IdField::DocumentId, Authors::IfGiven)?;
+    let mut out = papers::paper(&PaperRow::of(row), IdField::DocumentId, Authors::IfGiven)?;
     // The basis is the one thing a match must never be shown without
     // (contract 1.0 "Watch profiles and the basis of a match"): a row without
     // one is refused by the caller of this function, never given a default.
