@@ -174,7 +174,7 @@ fn main() {
     println!("\n== targets");
     for target in &targets {
         let verdict = if target.holds { "holds" } else { "MISSED" };
-        println!("  {:<34} {:>22}   limit {:<14} {verdict}", target.what, target.figure, target.limit);
+        println!("  {:<40} {:>16}   limit {:<14} {verdict}", target.what, target.figure, target.limit);
     }
     let missed = targets.iter().filter(|target| !target.holds).count();
     println!("  {} of {} targets hold", targets.len() - missed, targets.len());
@@ -432,12 +432,10 @@ fn like_for_like(rig: &Rig) {
         assert_eq!(floor, expected, "the floor's requests for {}", call.label);
         assert_eq!(bare, expected, "floor --bare's requests for {}", call.label);
         println!(
-            "  {:<w$} {} then {} {} {}: the same from server, floor and bare",
+            "  {:<w$} {} then {}: the same from server, floor and bare",
             call.label,
             expected[0].trim(),
-            call.method,
-            call.path,
-            call.body.unwrap_or_default(),
+            expected[1].trim(),
             w = LABEL_WIDTH
         );
         fake.backend.clear_requests();
