@@ -4,13 +4,15 @@
 //!     cargo run --release --example bench            # full run, a few minutes
 //!     cargo run --release --example bench -- --quick # fewer runs, a smoke test
 //!
-//! It builds the release server and its floors with cargo, starts the fake
-//! resmon backend in this process, and prints: cold start against the
+//! It builds the release server and its floors with cargo, starts two fake
+//! resmon backends in this process (the short fixture corpus and the
+//! realistic slice of contract-notes 24), and prints: cold start against the
 //! process floor (`examples/process-floor.rs`, one canned line per line
 //! read); the session and warm calls against the MCP floor
 //! (`examples/floor.rs`, canned `initialize` and `tools/list`, and the same
 //! HTTP exchange as the server for each call); peak memory; callgrind
-//! instruction counts per call for `health`, `search_corpus` and
+//! instruction counts per call for `health`, `search_corpus` (short rows,
+//! and keyword and semantic pages of the realistic slice) and
 //! `get_execution` beside the floor's and the bare exchange's (`floor
 //! --bare`); what a typed projection of resmon's rows would save
 //! (`examples/projection.rs`); the context cost of the listing and of typical
@@ -34,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use calls::{CALLS, Call};
+use calls::{CALLS, Call, LABEL_WIDTH};
 use fake_backend::{Corpus, FakeBackend};
 use pipe::Piped;
 use serde_json::Value;
@@ -134,12 +136,21 @@ fn main() {
     let _ = std::fs::remove_dir_all(&work);
     let home = work.join("home");
     std::fs::create_dir_all(&home).expect("create the bench's temp dir");
+    // One fake per corpus: the realistic slice is a fixture set of its own
+    // (contract-notes 24), and a call is measured against the fake that
+    // serves its corpus.
     let fake = FakeBackend::start(&work.join("state"));
-    let env = vec![
-        ("RESMON_PORT_FILE".to_string(), fake.port_file().display().to_string()),
-        ("RESMON_STATE_DIR".to_string(), fake.state_dir().display().to_string()),
-    ];
-    let rig = Rig { server, floor, process_floor, projection, env, home, fake: &fake, work: work.clone() };
+    let realistic = FakeBackend::start_with(&work.join("state-realistic"), Corpus::Realistic);
+    let rig = Rig {
+        server,
+        floor,
+        process_floor,
+        projection,
+        home,
+        short: Fake::of(&fake),
+        realistic: Fake::of(&realistic),
+        work: work.clone(),
+    };
 
     println!("resmon-mcp benchmark, {} (UTC)", stats::today());
     println!("machine: {}", machine());
@@ -163,12 +174,13 @@ fn main() {
     println!("\n== targets");
     for target in &targets {
         let verdict = if target.holds { "holds" } else { "MISSED" };
-        println!("  {:<34} {:>22}   limit {:<14} {verdict}", target.what, target.figure, target.limit);
+        println!("  {:<40} {:>16}   limit {:<14} {verdict}", target.what, target.figure, target.limit);
     }
     let missed = targets.iter().filter(|target| !target.holds).count();
     println!("  {} of {} targets hold", targets.len() - missed, targets.len());
 
     fake.stop();
+    realistic.stop();
     let _ = std::fs::remove_dir_all(&work);
 }
 
@@ -257,10 +269,29 @@ struct Rig<'a> {
     /// The process floor: one canned line per line read.
     process_floor: PathBuf,
     projection: PathBuf,
-    env: Vec<(String, String)>,
     home: PathBuf,
-    fake: &'a FakeBackend,
+    /// The fake serving the short fixture corpus, which every figure but the
+    /// realistic calls' is taken on.
+    short: Fake<'a>,
+    /// The fake serving the realistic slice.
+    realistic: Fake<'a>,
     work: PathBuf,
+}
+
+/// A running fake backend and the environment that points a child at it.
+struct Fake<'a> {
+    backend: &'a FakeBackend,
+    env: Vec<(String, String)>,
+}
+
+impl<'a> Fake<'a> {
+    fn of(backend: &'a FakeBackend) -> Fake<'a> {
+        let env = vec![
+            ("RESMON_PORT_FILE".to_string(), backend.port_file().display().to_string()),
+            ("RESMON_STATE_DIR".to_string(), backend.state_dir().display().to_string()),
+        ];
+        Fake { backend, env }
+    }
 }
 
 /// Which program a run drives.
@@ -280,22 +311,31 @@ impl Rig<'_> {
         }
     }
 
-    fn spawn(&self, who: Who) -> Piped {
-        Piped::spawn(&mut pipe::command(self.program(who), &self.env, &self.home))
+    fn fake(&self, corpus: Corpus) -> &Fake<'_> {
+        match corpus {
+            Corpus::Short => &self.short,
+            Corpus::Realistic => &self.realistic,
+        }
+    }
+
+    /// `who` pointed at the fake serving `corpus`.
+    fn spawn(&self, who: Who, corpus: Corpus) -> Piped {
+        Piped::spawn(&mut pipe::command(self.program(who), &self.fake(corpus).env, &self.home))
     }
 
     /// A server or floor that has answered `initialize` (and been told
     /// `initialized`).
-    fn initialized(&self, who: Who) -> Piped {
-        let mut child = self.spawn(who);
+    fn initialized(&self, who: Who, corpus: Corpus) -> Piped {
+        let mut child = self.spawn(who, corpus);
         let answer = child.round_trip(INITIALIZE);
         assert!(answer.contains("\"protocolVersion\""), "initialize failed ({who:?}): {answer}");
         child.send(INITIALIZED);
         child
     }
 
+    /// A server on the short corpus, for the figures that are not per call.
     fn initialized_server(&self) -> Piped {
-        self.initialized(Who::Server)
+        self.initialized(Who::Server, Corpus::Short)
     }
 }
 
@@ -346,11 +386,10 @@ fn ratio_line(server: &[f64], floor: &[f64]) -> f64 {
 /// query, body) from all three, the confirming health check first.
 fn like_for_like(rig: &Rig) {
     println!("== like for like: the requests each program sends for the measured calls");
-    let sent = |run: &dyn Fn()| {
-        rig.fake.clear_requests();
+    let sent = |fake: &FakeBackend, run: &dyn Fn()| {
+        fake.clear_requests();
         run();
-        rig.fake
-            .requests()
+        fake.requests()
             .into_iter()
             .map(|r| {
                 format!(
@@ -365,19 +404,20 @@ fn like_for_like(rig: &Rig) {
             .collect::<Vec<_>>()
     };
     for call in &CALLS {
+        let fake = rig.fake(call.corpus);
         let session = |who: Who| {
-            let mut child = rig.initialized(who);
+            let mut child = rig.initialized(who, call.corpus);
             let answer = child.round_trip(&call.line(2)).to_string();
-            assert_success(&answer, &format!("{} ({who:?})", call.tool));
+            assert_success(&answer, &format!("{} ({who:?})", call.label));
             assert!(child.finish().success());
         };
-        let server = sent(&|| session(Who::Server));
-        let floor = sent(&|| session(Who::Floor));
-        let bare = sent(&|| {
-            let mut command = pipe::command(&rig.floor, &rig.env, &rig.home);
+        let server = sent(fake.backend, &|| session(Who::Server));
+        let floor = sent(fake.backend, &|| session(Who::Floor));
+        let bare = sent(fake.backend, &|| {
+            let mut command = pipe::command(&rig.floor, &fake.env, &rig.home);
             command.args(call.bare_args());
             let mut child = Piped::spawn(&mut command);
-            assert!(child.round_trip("\n").contains("\"result\""), "floor --bare {}", call.tool);
+            assert!(child.round_trip("\n").contains("\"result\""), "floor --bare {}", call.label);
             assert!(child.finish().success());
         });
         let expected = vec![
@@ -387,19 +427,19 @@ fn like_for_like(rig: &Rig) {
         assert_eq!(
             server, expected,
             "the server's requests for {} are not the ones the floors make",
-            call.tool
+            call.label
         );
-        assert_eq!(floor, expected, "the floor's requests for {}", call.tool);
-        assert_eq!(bare, expected, "floor --bare's requests for {}", call.tool);
+        assert_eq!(floor, expected, "the floor's requests for {}", call.label);
+        assert_eq!(bare, expected, "floor --bare's requests for {}", call.label);
         println!(
-            "  {:<28} {} then {} {}: the same from server, floor and bare",
+            "  {:<w$} {} then {}: the same from server, floor and bare",
             call.label,
             expected[0].trim(),
-            call.method,
-            call.path
+            expected[1].trim(),
+            w = LABEL_WIDTH
         );
+        fake.backend.clear_requests();
     }
-    rig.fake.clear_requests();
     println!();
 }
 
@@ -411,7 +451,7 @@ fn cold_start(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
     println!("== cold start: spawn → initialize answer read ({} runs each, rotating order)", counts.cold);
     let run = |who: Who| {
         let start = Instant::now();
-        let mut child = rig.spawn(who);
+        let mut child = rig.spawn(who, Corpus::Short);
         let answer_len = child.round_trip(INITIALIZE).len();
         let elapsed = start.elapsed();
         assert!(answer_len > 0);
@@ -466,7 +506,7 @@ fn session(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
             server.push(timed_session(rig, Who::Server));
         }
         if i % 50 == 49 {
-            rig.fake.clear_requests();
+            rig.short.backend.clear_requests();
         }
     }
     let total = |runs: &[[f64; 4]]| runs.iter().map(|phases| phases.iter().sum()).collect::<Vec<f64>>();
@@ -493,7 +533,7 @@ fn session(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
 fn timed_session(rig: &Rig, who: Who) -> [f64; 4] {
     let health = health_line(2);
     let start = Instant::now();
-    let mut child = rig.spawn(who);
+    let mut child = rig.spawn(who, Corpus::Short);
     child.round_trip(INITIALIZE);
     let initialized = start.elapsed();
     child.send(INITIALIZED);
@@ -560,7 +600,7 @@ fn per_call(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
         counts.calls, counts.warmup
     );
     let mut server = rig.initialized_server();
-    let http = HttpFloor::new(rig.fake);
+    let http = HttpFloor::new(rig.short.backend);
     let total = counts.warmup + counts.calls;
     let health: Vec<String> = (0..total).map(|i| health_line(10 + 2 * i)).collect();
     let pings: Vec<String> = (0..total).map(|i| ping_line(11 + 2 * i)).collect();
@@ -584,7 +624,7 @@ fn per_call(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
             g.push(sample[2]);
         }
         if i % 1000 == 999 {
-            rig.fake.clear_requests();
+            rig.short.backend.clear_requests();
         }
     }
     let floor: Vec<f64> = p.iter().zip(&g).map(|(p, g)| p + g).collect();
@@ -629,10 +669,16 @@ fn calls_against_floor(rig: &Rig, counts: &Counts) {
         "== per call against the floor: warm sessions, alternating ({} calls each, after {} warm-up)",
         counts.tool_calls, counts.warmup
     );
-    let mut server = rig.initialized_server();
-    let mut floor = rig.initialized(Who::Floor);
+    // A warm server and floor for each corpus, started before the first
+    // call is timed.
+    let mut sessions: Vec<(Corpus, Piped, Piped)> = [Corpus::Short, Corpus::Realistic]
+        .into_iter()
+        .map(|corpus| (corpus, rig.initialized(Who::Server, corpus), rig.initialized(Who::Floor, corpus)))
+        .collect();
     let mut id = 10;
     for call in &CALLS {
+        let (_, server, floor) =
+            sessions.iter_mut().find(|(corpus, ..)| *corpus == call.corpus).expect("a session per corpus");
         let (mut s, mut f) = (Vec::new(), Vec::new());
         for i in 0..counts.warmup + counts.tool_calls {
             let line = call.line(id);
@@ -640,14 +686,14 @@ fn calls_against_floor(rig: &Rig, counts: &Counts) {
             let mut sample = [0.0; 2];
             for k in 0..2 {
                 let which = (i + k) % 2;
-                let child = if which == 0 { &mut server } else { &mut floor };
+                let child = if which == 0 { &mut *server } else { &mut *floor };
                 let start = Instant::now();
                 let ok = child.round_trip(&line).contains("\"isError\":false");
                 sample[which] = micros(start.elapsed());
                 assert!(
                     ok,
                     "{} call {i} failed ({})",
-                    call.tool,
+                    call.label,
                     if which == 0 { "server" } else { "floor" }
                 );
             }
@@ -656,23 +702,26 @@ fn calls_against_floor(rig: &Rig, counts: &Counts) {
                 f.push(sample[1]);
             }
             if i % 500 == 499 {
-                rig.fake.clear_requests();
+                rig.fake(call.corpus).backend.clear_requests();
             }
         }
         let paired: Vec<f64> = s.iter().zip(&f).map(|(s, f)| s / f).collect();
         let (s, f, paired) = (Summary::of(&s), Summary::of(&f), Summary::of(&paired));
         println!(
-            "  {:<28} server {:<9} floor {:<9} ratio of medians {:.2}×; call-by-call {:.2}×; server's extra ≈ {}",
+            "  {:<w$} server {:<9} floor {:<9} ratio of medians {:.2}×; call-by-call {:.2}×; server's extra ≈ {}",
             call.label,
             time(s.median),
             time(f.median),
             s.median / f.median,
             paired.median,
-            time(s.median - f.median)
+            time(s.median - f.median),
+            w = LABEL_WIDTH
         );
     }
-    assert!(server.finish().success());
-    assert!(floor.finish().success());
+    for (_, server, floor) in sessions {
+        assert!(server.finish().success());
+        assert!(floor.finish().success());
+    }
     println!();
 }
 
@@ -703,18 +752,18 @@ fn memory(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
         let answer = server.round_trip(&health_line(3 + i));
         if i % 1000 == 0 {
             assert_success(answer, "health");
-            rig.fake.clear_requests();
+            rig.short.backend.clear_requests();
         }
         if (i + 1) % 2500 == 0 {
             checkpoints.push((i + 1, memory_of(server.pid())));
         }
     }
     let (hwm_n, rss_n) = memory_of(server.pid());
-    let mut process_floor = rig.spawn(Who::ProcessFloor);
+    let mut process_floor = rig.spawn(Who::ProcessFloor, Corpus::Short);
     process_floor.round_trip(INITIALIZE);
     let (process_floor_hwm, _) = memory_of(process_floor.pid());
     assert!(process_floor.finish().success());
-    let mut floor = rig.initialized(Who::Floor);
+    let mut floor = rig.initialized(Who::Floor, Corpus::Short);
     floor.round_trip(TOOLS_LIST);
     assert_success(floor.round_trip(&health_line(2)), "the floor's health");
     let (floor_hwm, _) = memory_of(floor.pid());
@@ -758,16 +807,24 @@ fn valgrind_present() -> bool {
         .is_ok_and(|status| status.success())
 }
 
-/// Runs `program args` under callgrind with `script` as its stdin; returns
-/// the total instruction count and the child's stdout.
-fn callgrind(rig: &Rig, program: &Path, args: &[&str], name: &str, script: &str) -> Option<(u64, String)> {
+/// Runs `program args` under callgrind with `script` as its stdin, pointed
+/// at the fake serving `corpus`; returns the total instruction count and
+/// the child's stdout.
+fn callgrind(
+    rig: &Rig,
+    program: &Path,
+    args: &[&str],
+    name: &str,
+    script: &str,
+    corpus: Corpus,
+) -> Option<(u64, String)> {
     let dir = rig.work.join("callgrind");
     std::fs::create_dir_all(&dir).ok()?;
     let input = dir.join(format!("{name}.in"));
     let output = dir.join(format!("{name}.out"));
     let profile = dir.join(format!("{name}.callgrind"));
     std::fs::write(&input, script).ok()?;
-    let mut command = pipe::command(Path::new("valgrind"), &rig.env, &rig.home);
+    let mut command = pipe::command(Path::new("valgrind"), &rig.fake(corpus).env, &rig.home);
     let status = command
         .arg("--tool=callgrind")
         .arg("--quiet")
@@ -795,6 +852,7 @@ fn callgrind(rig: &Rig, program: &Path, args: &[&str], name: &str, script: &str)
 struct Run {
     name: String,
     who: Who,
+    corpus: Corpus,
     args: Vec<&'static str>,
     script: String,
     successes: usize,
@@ -812,6 +870,7 @@ fn instructions(rig: &Rig, counts: &Counts) {
     let run = |name: String, who: Who, script: String, successes: usize| Run {
         name,
         who,
+        corpus: Corpus::Short,
         args: Vec::new(),
         script,
         successes,
@@ -828,16 +887,19 @@ fn instructions(rig: &Rig, counts: &Counts) {
     for call in &CALLS {
         let first = call.line(2);
         let more: String = (0..k).map(|i| call.line(3 + i)).collect();
+        let on_corpus = |run: Run| Run { corpus: call.corpus, ..run };
         for (who, prefix) in [(Who::Server, "server"), (Who::Floor, "floor")] {
             let session = format!("{listed}{first}");
-            runs.push(run(format!("{prefix}_{}_1", call.tool), who, session.clone(), 1));
-            runs.push(run(format!("{prefix}_{}_more", call.tool), who, format!("{session}{more}"), 1 + k));
+            runs.push(on_corpus(run(format!("{prefix}_{}_1", call.key), who, session.clone(), 1)));
+            let warm = format!("{session}{more}");
+            runs.push(on_corpus(run(format!("{prefix}_{}_more", call.key), who, warm, 1 + k)));
         }
         let lines = |n: usize| "\n".repeat(n);
         for (suffix, n) in [("1", 1), ("more", 1 + k)] {
             runs.push(Run {
-                name: format!("bare_{}_{suffix}", call.tool),
+                name: format!("bare_{}_{suffix}", call.key),
                 who: Who::Floor,
+                corpus: call.corpus,
                 args: call.bare_args(),
                 script: lines(n),
                 successes: 0,
@@ -846,7 +908,8 @@ fn instructions(rig: &Rig, counts: &Counts) {
     }
     let mut ir = std::collections::HashMap::new();
     for run in &runs {
-        let Some((total, output)) = callgrind(rig, rig.program(run.who), &run.args, &run.name, &run.script)
+        let program = rig.program(run.who);
+        let Some((total, output)) = callgrind(rig, program, &run.args, &run.name, &run.script, run.corpus)
         else {
             println!("  {}: callgrind failed; skipped", run.name);
             println!();
@@ -899,34 +962,41 @@ fn instructions(rig: &Rig, counts: &Counts) {
     println!();
     println!("  per call, mean of {k} more calls in a warm session:");
     println!(
-        "  {:<28} {:>9} {:>9} {:>9} {:>12} {:>12}",
-        "", "server", "floor", "bare HTTP", "server/bare", "server−bare"
+        "  {:<w$} {:>9} {:>9} {:>9} {:>12} {:>12}",
+        "",
+        "server",
+        "floor",
+        "bare HTTP",
+        "server/bare",
+        "server−bare",
+        w = LABEL_WIDTH
     );
     for call in &CALLS {
         let per = |prefix: &str| {
-            (get(&format!("{prefix}_{}_more", call.tool)) - get(&format!("{prefix}_{}_1", call.tool)))
+            (get(&format!("{prefix}_{}_more", call.key)) - get(&format!("{prefix}_{}_1", call.key)))
                 / k as u64
         };
         let (server, floor, bare) = (per("server"), per("floor"), per("bare"));
         println!(
-            "  {:<28} {server:>9} {floor:>9} {bare:>9} {:>11.2}× {:>12}",
+            "  {:<w$} {server:>9} {floor:>9} {bare:>9} {:>11.2}× {:>12}",
             call.label,
             server as f64 / bare as f64,
-            server as i64 - bare as i64
+            server as i64 - bare as i64,
+            w = LABEL_WIDTH
         );
     }
     let ping = (get("server_ping") - get("server_health_1")) / k as u64;
-    println!("  {:<28} {ping:>9}", "ping (no HTTP)");
+    println!("  {:<w$} {ping:>9}", "ping (no HTTP)", w = LABEL_WIDTH);
     println!();
 }
 
 // ================================================================ projection
 
 /// What a typed serde projection of resmon's rows would cost against
-/// walking a `serde_json::Value` as the handlers do: `examples/projection.rs`
-/// does each on the body resmon answered, and both must give the server's
-/// own answer byte for byte (so the typed path is a drop-in) before their
-/// instructions are counted.
+/// walking a `serde_json::Value` as the handlers did at this branch's base:
+/// `examples/projection.rs` does each on the body resmon answered, and each
+/// must give the server's own answer byte for byte (so the typed path is a
+/// drop-in) before its instructions are counted.
 fn projections(rig: &Rig, counts: &Counts) {
     println!("== projection: parsing resmon's body and shaping the answer, Value tree vs typed serde");
     if !valgrind_present() {
@@ -936,62 +1006,73 @@ fn projections(rig: &Rig, counts: &Counts) {
     }
     let dir = rig.work.join("projection");
     std::fs::create_dir_all(&dir).expect("create the projection dir");
-    let mut server = rig.initialized_server();
-    let http = HttpFloor::new(rig.fake);
     let n = counts.projection_rounds;
     println!("  per answer, mean of {n} more rounds (callgrind):");
     println!(
-        "  {:<28} {:>8} {:>9} {:>14} {:>9}   saved by typed",
-        "", "body", "Value", "typed→Value", "typed"
+        "  {:<w$} {:>8} {:>9} {:>14} {:>9}   saved by typed",
+        "",
+        "body",
+        "Value",
+        "typed→Value",
+        "typed",
+        w = LABEL_WIDTH
     );
     for (id, call) in CALLS.iter().enumerate() {
+        let mut server = rig.initialized(Who::Server, call.corpus);
         let answer = server.round_trip(&call.line(500 + id)).to_string();
+        assert!(server.finish().success());
         let message: Value = serde_json::from_str(&answer).expect("a JSON answer");
         let text = message["result"]["content"][0]["text"].as_str().expect("a text content").to_string();
-        let body = http.raw(call);
-        let body_file = dir.join(format!("{}.body", call.tool));
+        let body = HttpFloor::new(rig.fake(call.corpus).backend).raw(call);
+        let body_file = dir.join(format!("{}.body", call.key));
         std::fs::write(&body_file, &body).expect("write the body");
         let body_path = body_file.display().to_string();
         let mut per = Vec::new();
+        // get_execution's answer is resmon's row whole, so there is no typed
+        // row to read into a Value: that would be the Value walk again.
         let ways: &[&str] =
             if call.tool == "get_execution" { &["value", "typed"] } else { &["value", "mixed", "typed"] };
+        let mut mismatch = None;
         for how in ways {
             let run = |rounds: usize| {
                 let rounds = rounds.to_string();
-                let args = [*how, call.tool, body_path.as_str(), rounds.as_str()];
-                callgrind(
-                    rig,
-                    &rig.projection,
-                    &args,
-                    &format!("projection_{how}_{}_{rounds}", call.tool),
-                    "",
-                )
-                .unwrap_or_else(|| panic!("projection {how} {} failed under callgrind", call.tool))
+                let args = [*how, call.tool, body_path.as_str(), rounds.as_str(), call.arguments];
+                let name = format!("projection_{how}_{}_{rounds}", call.key);
+                // The projection makes no request; the corpus only sets its env.
+                callgrind(rig, &rig.projection, &args, &name, "", Corpus::Short)
+                    .unwrap_or_else(|| panic!("projection {how} {} failed under callgrind", call.label))
             };
             let (one, output) = run(1);
-            if output.trim_end() != text {
+            let output = output.trim_end();
+            if output != text {
+                let at = output.bytes().zip(text.bytes()).take_while(|(a, b)| a == b).count();
+                mismatch = Some((*how, at));
                 break;
             }
             let (more, _) = run(1 + n);
             per.push((more - one) / n as u64);
         }
-        if per.len() != ways.len() {
-            // A path no longer gives what the server answers: the copy of
+        if let Some((how, at)) = mismatch {
+            // A path no longer gives what the server answers: its copy of
             // the handler in examples/projection.rs is out of date, or the
             // server measured is another build (--server).
-            println!("  {:<28} MISMATCH: not the server's answer; skipped", call.label);
+            println!(
+                "  {:<w$} MISMATCH: the {how} path differs from the server's answer at byte {at}; skipped",
+                call.label,
+                w = LABEL_WIDTH
+            );
             continue;
         }
         let (value, typed) = (per[0], per[per.len() - 1]);
         let mixed = if per.len() == 3 { per[1].to_string() } else { "-".into() };
         println!(
-            "  {:<28} {:>6} B {value:>9} {mixed:>14} {typed:>9}   {:>5.0} %",
+            "  {:<w$} {:>6} B {value:>9} {mixed:>14} {typed:>9}   {:>5.0} %",
             call.label,
             body.len(),
-            100.0 * (1.0 - typed as f64 / value as f64)
+            100.0 * (1.0 - typed as f64 / value as f64),
+            w = LABEL_WIDTH
         );
     }
-    assert!(server.finish().success());
     println!();
 }
 
@@ -1067,16 +1148,8 @@ fn context(rig: &Rig, targets: &mut Vec<Target>) {
     }
     assert!(server.finish().success());
 
-    // The realistic slice is its own fixture set, served by a second fake.
-    let fake = FakeBackend::start_with(&rig.work.join("state-realistic"), Corpus::Realistic);
-    let env = vec![
-        ("RESMON_PORT_FILE".to_string(), fake.port_file().display().to_string()),
-        ("RESMON_STATE_DIR".to_string(), fake.state_dir().display().to_string()),
-    ];
-    let mut server = Piped::spawn(&mut pipe::command(&rig.server, &env, &rig.home));
-    let answer = server.round_trip(INITIALIZE);
-    assert!(answer.contains("\"protocolVersion\""), "initialize failed: {answer}");
-    server.send(INITIALIZED);
+    // The realistic slice is its own fixture set, served by the second fake.
+    let mut server = rig.initialized(Who::Server, Corpus::Realistic);
     let realistic = [
         ("search page of 25, realistic (keyword)", r#"{"query":"learning"}"#, 7 * KIB),
         (
@@ -1089,7 +1162,6 @@ fn context(rig: &Rig, targets: &mut Vec<Target>) {
         answer_size(&mut server, 200 + i, label, "search_corpus", arguments, limit, targets);
     }
     assert!(server.finish().success());
-    fake.stop();
     println!();
 }
 

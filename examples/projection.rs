@@ -1,23 +1,44 @@
-//! What a typed serde projection of resmon's rows would save over walking a
-//! `serde_json::Value`, the way the handlers shape answers today (issue 14
-//! point 3). `bench` runs it under callgrind; by hand:
+//! What a typed serde projection of resmon's rows saves over walking a
+//! `serde_json::Value` (issue 14 point 3). `bench` runs it under callgrind;
+//! by hand:
 //!
-//!     projection value|mixed|typed health|search_corpus|get_execution BODY_FILE ROUNDS
+//!     projection value|mixed|typed health|search_corpus|get_execution BODY_FILE ROUNDS [ARGUMENTS]
 //!
 //! Each round turns resmon's body (read from BODY_FILE) into the tool's
 //! compact answer text, the part of a call between the HTTP exchange and
-//! the JSON-RPC framing; the last round's text is printed. `value` is the
-//! handler's own shaping, copied from src/tools/{system,corpus,executions}.rs
-//! at the time of writing (the bench checks that it still gives the
-//! server's answer byte for byte); `typed` deserialises into structs that
-//! borrow from the body, skip the fields the answer does not use, and keep
-//! the fields passed through unchanged as raw JSON text. `mixed` reads the
-//! same typed rows but builds the answer as a `Value`, which is what a
-//! handler can do while handlers return `Value` (`ToolResult`); there is no
-//! mixed get_execution, whose answer is the row whole. All three keep the
-//! handlers' rules: a missing or malformed required field is an error
-//! (though not with the handler's sentence), a mistyped optional one reads
-//! as absent.
+//! the JSON-RPC framing; the last round's text is printed. ARGUMENTS is the
+//! call's arguments as JSON (`{}` when left out); only search_corpus reads
+//! them, for the mode asked (a semantic search resmon answered newest-first
+//! says why).
+//!
+//! The three paths, and what each stands for:
+//!
+//! - `value` is the "before" baseline: the handlers' own Value walk as it
+//!   stood at commit e5de538, copied from src/tools/system.rs (`health`),
+//!   corpus.rs and papers.rs (`search_corpus` and the paper row) and
+//!   executions.rs (`get_execution`, unpinned): parse into a Value, check
+//!   and shape it, build the answer as a Value, serialise it.
+//! - `mixed` reads typed rows that borrow from the body and skip the
+//!   fields the answer does not use, then builds the answer as a Value, as a
+//!   handler can while handlers return `Value` (`ToolResult`). There is no
+//!   mixed get_execution: its answer is resmon's row whole, so reading it
+//!   into a Value is the value path again.
+//! - `typed` reads the same typed rows and writes the answer straight to
+//!   text, keeping the fields passed through unchanged as resmon's raw JSON.
+//!
+//! The bench counts a path only once it prints the server's own answer byte
+//! for byte, so each path keeps the handlers' rules: at most `AUTHORS_KEPT`
+//! names with `authors_total` only when names were cut; a text field that is
+//! absent or not a string is null; a ranked row's distance keeps 4
+//! significant digits (contract-notes 24); a missing or malformed required
+//! field is an error (though only the value path has the handlers'
+//! sentences), a mistyped optional one reads as absent. Two differences the
+//! fake's bodies cannot show, and a server adopting the typed path would
+//! have to settle: a raw value is written as resmon wrote it, which is the
+//! Value walk's text only while resmon writes JSON as serde_json does
+//! (resmon's Python writes `1e-05` where serde_json writes `1e-5`), and a
+//! key repeated in a row passed through whole is kept twice where a Value
+//! keeps one.
 
 // The handlers' error type, as in src/lib.rs: one per failed call.
 #![allow(clippy::result_large_err)]
@@ -37,21 +58,41 @@ use serde_json::{Map, Value, json};
 use std::marker::PhantomData;
 
 const USAGE: &str = "usage: projection value|mixed|typed health|search_corpus|get_execution BODY_FILE ROUNDS \
-    (mixed: health and search_corpus only)";
+    [ARGUMENTS] (mixed: health and search_corpus only)";
+
+/// Names a paper row keeps (src/tools/papers.rs `AUTHORS_KEPT`).
+const AUTHORS_KEPT: usize = 2;
+/// Significant digits a distance keeps (papers.rs `DISTANCE_DIGITS`).
+const DISTANCE_DIGITS: usize = 4;
+/// What a declined ranking says when resmon gave no reason (corpus.rs
+/// `mode_unavailable`); the answer must carry the server's very words.
+const DECLINED_SILENTLY: &str = "resmon answered newest-first instead of ranking by meaning and did not \
+    say why; treat this page as a keyword search.";
+
+/// What the call asked for, as far as shaping its answer depends on it.
+struct Asked {
+    semantic: bool,
+}
+
+type Shape = fn(&[u8], &Asked) -> Result<Vec<u8>, ToolError>;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [how, tool, file, rounds] = args.as_slice() else {
-        eprintln!("{USAGE}");
-        std::process::exit(2);
+    let (how, tool, file, rounds, arguments) = match args.as_slice() {
+        [how, tool, file, rounds] => (how, tool, file, rounds, "{}"),
+        [how, tool, file, rounds, arguments] => (how, tool, file, rounds, arguments.as_str()),
+        _ => {
+            eprintln!("{USAGE}");
+            std::process::exit(2);
+        }
     };
-    let shape: fn(&[u8]) -> Result<Vec<u8>, ToolError> = match (how.as_str(), tool.as_str()) {
+    let shape: Shape = match (how.as_str(), tool.as_str()) {
         ("value", "health") => value_path::health,
         ("value", "search_corpus") => value_path::search,
         ("value", "get_execution") => value_path::execution,
-        ("typed", "health") => typed_path::health,
         ("mixed", "health") => mixed_path::health,
         ("mixed", "search_corpus") => mixed_path::search,
+        ("typed", "health") => typed_path::health,
         ("typed", "search_corpus") => typed_path::search,
         ("typed", "get_execution") => typed_path::execution,
         _ => {
@@ -59,35 +100,38 @@ fn main() {
             std::process::exit(2);
         }
     };
+    let arguments: Value = serde_json::from_str(arguments).unwrap_or_else(|error| {
+        eprintln!("projection: ARGUMENTS is not JSON ({error})\n{USAGE}");
+        std::process::exit(2);
+    });
+    let asked = Asked { semantic: arguments.get("mode").and_then(Value::as_str) == Some("semantic") };
     let body = std::fs::read(file).unwrap_or_else(|error| panic!("cannot read {file}: {error}"));
     let rounds: usize = rounds.parse().expect("ROUNDS is a number");
     let mut last = Vec::new();
     for _ in 0..rounds {
-        last = black_box(shape(black_box(&body))).unwrap_or_else(|error| panic!("{}", error.message));
+        last = black_box(shape(black_box(&body), &asked)).unwrap_or_else(|error| panic!("{}", error.message));
     }
     println!("{}", String::from_utf8(last).expect("UTF-8"));
 }
 
+/// The answer's compact text, into a buffer of the size the server starts with.
 fn write(answer: &impl Serialize) -> Vec<u8> {
     let mut text = Vec::with_capacity(4 * 1024);
     serde_json::to_writer(&mut text, answer).expect("the answer serialises");
     text
 }
 
-/// The handlers' shaping as it is: parse into a Value, walk it, build the
-/// answer as a Value, serialise it.
+/// The handlers' shaping as it stood at e5de538: parse into a Value, walk
+/// it, build the answer as a Value, serialise it.
 mod value_path {
     use super::*;
-
-    const AUTHORS_KEPT: usize = 6;
-    const RECENT_PROGRESS_EVENTS: usize = 3;
 
     fn parse(bytes: &[u8]) -> Result<Value, ToolError> {
         serde_json::from_slice(bytes).map_err(|_| backend::unexpected_shape("route", "JSON"))
     }
 
     /// src/tools/system.rs `health`, after `checked_health` (unpinned).
-    pub fn health(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+    pub fn health(bytes: &[u8], _: &Asked) -> Result<Vec<u8>, ToolError> {
         let body = parse(bytes)?;
         if !body.is_object() {
             return Err(backend::unexpected_shape("GET /api/health", "an object"));
@@ -114,8 +158,8 @@ mod value_path {
         Ok(write(&Value::Object(answer)))
     }
 
-    /// src/tools/corpus.rs `shape_search` and `paper`.
-    pub fn search(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+    /// src/tools/corpus.rs `shape_search`, `mode_unavailable` and `paper`.
+    pub fn search(bytes: &[u8], asked: &Asked) -> Result<Vec<u8>, ToolError> {
         const ROUTE: &str = "POST /api/explorer/search";
         let reply = parse(bytes)?;
         let rows = reply.get("results").and_then(Value::as_array);
@@ -127,7 +171,10 @@ mod value_path {
         for row in rows {
             backend::require_fields(ROUTE, row, &[("id", Kind::Integer)])?;
         }
-        let papers: Vec<Value> = rows.iter().map(|row| paper(row, served_semantic)).collect();
+        let Some(papers) = rows.iter().map(|row| paper(row, served_semantic)).collect::<Option<Vec<Value>>>()
+        else {
+            return Err(backend::unexpected_shape(ROUTE, "papers carrying their corpus `id`"));
+        };
         let next_cursor = reply.get("next_cursor").filter(|cursor| cursor.is_string()).cloned();
         let has_more = reply.get("has_more").and_then(Value::as_bool).unwrap_or(next_cursor.is_some());
         let mut answer = json!({
@@ -137,7 +184,7 @@ mod value_path {
             "total": total,
             "total_is_capped": reply.get("total_is_capped").and_then(Value::as_bool).unwrap_or(false),
             "mode": if served_semantic { "semantic" } else { "keyword" },
-            "mode_unavailable": Value::Null,
+            "mode_unavailable": mode_unavailable(&reply, asked.semantic && !served_semantic),
         });
         if served_semantic {
             for name in ["ranked_count", "unranked_count", "model"] {
@@ -147,62 +194,102 @@ mod value_path {
         Ok(write(&answer))
     }
 
+    fn mode_unavailable(reply: &Value, declined: bool) -> Value {
+        if !declined {
+            return Value::Null;
+        }
+        match reply.get("similarity_unavailable").and_then(Value::as_str).filter(|s| !s.trim().is_empty()) {
+            Some(sentence) => json!(sentence),
+            None => json!(DECLINED_SILENTLY),
+        }
+    }
+
     fn field(body: &Value, name: &str) -> Value {
         body.get(name).cloned().unwrap_or(Value::Null)
     }
 
-    fn paper(row: &Value, with_distance: bool) -> Value {
+    /// corpus.rs `paper`: the shared row, with its distance on a ranking.
+    fn paper(row: &Value, ranked: bool) -> Option<Value> {
+        let paper = paper_row(row)?;
+        Some(Value::Object(if ranked { with_distance(paper, row) } else { paper }))
+    }
+
+    /// papers.rs `paper` as search_corpus calls it (`IdField::Id`,
+    /// `Authors::Listed`: the author list is always there).
+    fn paper_row(row: &Value) -> Option<Map<String, Value>> {
+        let id = row.get("id").and_then(Value::as_i64)?;
         let text =
             |name: &str| row.get(name).filter(|value| value.is_string()).cloned().unwrap_or(Value::Null);
-        let mut paper = json!({
-            "id": field(row, "id"),
-            "title": row.get("title").and_then(Value::as_str).unwrap_or_default(),
-            "authors": authors(row.get("authors").and_then(Value::as_str).unwrap_or_default()),
-            "date": text("publication_date"),
-            "source": row.get("source_repository").and_then(Value::as_str).unwrap_or_default(),
-            "doi": text("doi"),
-            "url": text("url"),
-        });
-        if with_distance {
-            paper["distance"] = field(row, "distance");
+        let mut out = Map::new();
+        out.insert("id".into(), json!(id));
+        out.insert("title".into(), text("title"));
+        let names = author_names(row.get("authors"));
+        let total = names.len();
+        out.insert("authors".into(), json!(names.into_iter().take(AUTHORS_KEPT).collect::<Vec<_>>()));
+        if total > AUTHORS_KEPT {
+            out.insert("authors_total".into(), json!(total));
         }
+        out.insert("date".into(), text("publication_date"));
+        out.insert("source".into(), text("source_repository"));
+        out.insert("doi".into(), text("doi"));
+        out.insert("url".into(), text("url"));
+        Some(out)
+    }
+
+    /// papers.rs `with_distance`.
+    fn with_distance(mut paper: Map<String, Value>, row: &Value) -> Map<String, Value> {
+        let distance = row.get("distance").and_then(Value::as_f64).map_or(Value::Null, round_distance);
+        paper.insert("distance".into(), distance);
         paper
     }
 
-    fn authors(joined: &str) -> Vec<String> {
-        let names: Vec<&str> = joined.split(',').map(str::trim).filter(|name| !name.is_empty()).collect();
-        let mut kept: Vec<String> = names.iter().take(AUTHORS_KEPT).map(|name| name.to_string()).collect();
-        if names.len() > AUTHORS_KEPT {
-            kept.push("et al.".to_string());
+    /// papers.rs `author_names`.
+    fn author_names(value: Option<&Value>) -> Vec<String> {
+        match value {
+            Some(Value::String(joined)) => {
+                joined.split(',').map(str::trim).filter(|name| !name.is_empty()).map(str::to_string).collect()
+            }
+            Some(Value::Array(names)) => names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::trim)
+                .filter(|name| !name.is_empty())
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
         }
-        kept
     }
 
-    /// src/tools/executions.rs `get_execution` (unpinned), `execution_detail`.
-    pub fn execution(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+    /// papers.rs `round_distance`.
+    fn round_distance(distance: f64) -> Value {
+        if !distance.is_finite() {
+            return Value::Null;
+        }
+        let text = format!("{:.*e}", DISTANCE_DIGITS - 1, distance);
+        text.parse::<f64>().map_or(Value::Null, |rounded| json!(rounded))
+    }
+
+    /// src/tools/executions.rs `get_execution` (unpinned).
+    pub fn execution(bytes: &[u8], _: &Asked) -> Result<Vec<u8>, ToolError> {
         let route = "GET /api/executions/119";
         let body = parse(bytes)?;
         if !body.is_object() {
             return Err(backend::unexpected_shape(route, "an object"));
         }
-        backend::require_fields(route, &body, &[("id", Kind::Integer), ("status", Kind::String)])?;
         let identity =
             if identity::check_reply(&body, None).is_ok() { body["identity"].clone() } else { Value::Null };
+        backend::require_fields(route, &body, &[("id", Kind::Integer), ("status", Kind::String)])?;
         Ok(write(&execution_detail(body, identity)))
     }
 
+    /// executions.rs `execution_detail`.
     fn execution_detail(body: Value, identity: Value) -> Value {
         let Value::Object(row) = body else { return Value::Null };
         let mut out = Map::new();
         for (key, value) in row {
             match key.as_str() {
-                "parameters" => {
+                "parameters" | "progress_events" => {
                     out.insert(key, parse_json_text(Some(&value)));
-                }
-                "progress_events" => {
-                    let (count, recent) = progress_summary(&value);
-                    out.insert("progress_event_count".into(), count);
-                    out.insert("recent_progress_events".into(), recent);
                 }
                 "identity" => (),
                 _ => {
@@ -219,35 +306,21 @@ mod value_path {
             "last_seen_at_utc",
             "restarted_from",
             "restarted_into",
+            "progress_events",
         ] {
             out.entry(name).or_insert(Value::Null);
-        }
-        if !out.contains_key("progress_event_count") {
-            out.insert("progress_event_count".into(), json!(0));
-            out.insert("recent_progress_events".into(), json!([]));
         }
         out.insert("identity".into(), identity);
         Value::Object(out)
     }
 
+    /// src/tools/rows.rs `parse_json_text`.
     fn parse_json_text(value: Option<&Value>) -> Value {
         match value {
             Some(Value::String(text)) => serde_json::from_str(text).unwrap_or_else(|_| json!(text)),
             Some(other) => other.clone(),
             None => Value::Null,
         }
-    }
-
-    fn progress_summary(value: &Value) -> (Value, Value) {
-        let events = match parse_json_text(Some(value)) {
-            Value::Array(events) => events,
-            Value::Null => Vec::new(),
-            _ => return (Value::Null, json!([])),
-        };
-        let skip = events.len().saturating_sub(RECENT_PROGRESS_EVENTS);
-        let recent: Vec<Value> =
-            events.iter().skip(skip).filter(|event| event.is_object()).cloned().collect();
-        (json!(events.len()), Value::Array(recent))
     }
 }
 
@@ -274,6 +347,16 @@ impl Scalar<'_> {
         match self {
             Scalar::I64(n) => Some(*n),
             Scalar::U64(n) => i64::try_from(*n).ok(),
+            _ => None,
+        }
+    }
+
+    /// Any number as a float, as `Value::as_f64` reads one.
+    fn as_f64(&self) -> Option<f64> {
+        match self {
+            Scalar::I64(n) => Some(*n as f64),
+            Scalar::U64(n) => Some(*n as f64),
+            Scalar::F64(n) => Some(*n),
             _ => None,
         }
     }
@@ -403,12 +486,125 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
-/// Typed rows borrowed from the body; unused fields are skipped unbuilt.
+/// A row's `authors` as the typed paths read it: resmon's one comma-joined
+/// string (backend-facts 3), or a list should a release send one. Anything
+/// else reads as no names, as `author_names` in papers.rs reads it.
+enum Names<'a> {
+    Joined(Cow<'a, str>),
+    Listed(Vec<Cow<'a, str>>),
+    Neither,
+}
+
+impl<'de> Deserialize<'de> for Names<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Either;
+        impl<'de> Visitor<'de> for Either {
+            type Value = Names<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("author names")
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Names<'de>, E> {
+                Ok(Names::Joined(Cow::Borrowed(text)))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Names<'de>, E> {
+                Ok(Names::Joined(Cow::Owned(text.to_string())))
+            }
+            fn visit_string<E>(self, text: String) -> Result<Names<'de>, E> {
+                Ok(Names::Joined(Cow::Owned(text)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Names<'de>, A::Error> {
+                let mut names = Vec::new();
+                while let Some(item) = seq.next_element::<Scalar<'de>>()? {
+                    if let Scalar::Str(name) = item {
+                        names.push(name);
+                    }
+                }
+                Ok(Names::Listed(names))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Names<'de>, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Names::Neither)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Names<'de>, E> {
+                Ok(Names::Neither)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Names<'de>, E> {
+                Ok(Names::Neither)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Names<'de>, E> {
+                Ok(Names::Neither)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Names<'de>, E> {
+                Ok(Names::Neither)
+            }
+            fn visit_unit<E>(self) -> Result<Names<'de>, E> {
+                Ok(Names::Neither)
+            }
+        }
+        deserializer.deserialize_any(Either)
+    }
+}
+
+/// The names a paper row shows and how many it has, without a list of all
+/// of them: the kept ones borrow from the row.
+struct Cut<'a> {
+    kept: [&'a str; AUTHORS_KEPT],
+    total: usize,
+}
+
+impl<'a> Cut<'a> {
+    fn of(names: Option<&'a Names<'_>>) -> Cut<'a> {
+        let mut cut = Cut { kept: [""; AUTHORS_KEPT], total: 0 };
+        match names {
+            Some(Names::Joined(joined)) => joined.split(',').for_each(|name| cut.add(name)),
+            Some(Names::Listed(names)) => names.iter().for_each(|name| cut.add(name)),
+            Some(Names::Neither) | None => (),
+        }
+        cut
+    }
+
+    fn add(&mut self, name: &'a str) {
+        let name = name.trim();
+        if name.is_empty() {
+            return;
+        }
+        if self.total < AUTHORS_KEPT {
+            self.kept[self.total] = name;
+        }
+        self.total += 1;
+    }
+
+    fn kept(&self) -> &[&'a str] {
+        &self.kept[..self.total.min(AUTHORS_KEPT)]
+    }
+
+    /// `authors_total`, which a row carries only when names were left out.
+    fn total_if_cut(&self) -> Option<usize> {
+        (self.total > AUTHORS_KEPT).then_some(self.total)
+    }
+}
+
+/// A ranked row's distance, `DISTANCE_DIGITS` significant digits through
+/// the decimal text as papers.rs rounds it; None where the row shows null.
+fn rounded(distance: Option<&Scalar>) -> Option<f64> {
+    let distance = distance?.as_f64().filter(|d| d.is_finite())?;
+    format!("{:.*e}", DISTANCE_DIGITS - 1, distance).parse().ok()
+}
+
+/// A search page's `mode_unavailable`: resmon's reason for answering
+/// newest-first when a ranking was asked for, or the server's sentence.
+fn declined_reason<'a>(reason: Option<&'a Scalar>, declined: bool) -> Option<&'a str> {
+    if !declined {
+        return None;
+    }
+    let given = reason.and_then(Scalar::as_str).filter(|text| !text.trim().is_empty());
+    Some(given.unwrap_or(DECLINED_SILENTLY))
+}
+
+/// Typed rows borrowed from the body; unused fields are skipped unbuilt, and
+/// the answer is written straight to text.
 mod typed_path {
     use super::*;
-
-    const AUTHORS_KEPT: usize = 6;
-    const RECENT_PROGRESS_EVENTS: usize = 3;
 
     row!(IdentityRow {
         contract_version: Scalar<'a>,
@@ -473,7 +669,7 @@ mod typed_path {
         backend::unexpected_shape(route, "an object")
     }
 
-    pub fn health(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+    pub fn health(bytes: &[u8], _: &Asked) -> Result<Vec<u8>, ToolError> {
         const ROUTE: &str = "GET /api/health";
         let row: HealthRow = serde_json::from_slice(bytes).map_err(|_| not_an_object(ROUTE))?;
         let Some(status) = row.status.as_ref().and_then(Scalar::as_str) else {
@@ -501,6 +697,7 @@ mod typed_path {
         has_more: Scalar<'a>,
         total_is_capped: Scalar<'a>,
         sort: Scalar<'a>,
+        similarity_unavailable: Scalar<'a>,
         ranked_count: &'a RawValue,
         unranked_count: &'a RawValue,
         model: &'a RawValue,
@@ -509,34 +706,37 @@ mod typed_path {
     row!(Row {
         id: Scalar<'a>,
         title: Scalar<'a>,
-        authors: Scalar<'a>,
+        authors: Names<'a>,
         publication_date: Scalar<'a>,
         source_repository: Scalar<'a>,
         doi: Scalar<'a>,
         url: Scalar<'a>,
-        distance: &'a RawValue,
+        distance: Scalar<'a>,
     });
 
     struct Paper<'a> {
-        id: &'a Scalar<'a>,
-        title: &'a str,
-        authors: Vec<&'a str>,
+        id: i64,
+        title: Option<&'a str>,
+        authors: Cut<'a>,
         date: Option<&'a str>,
-        source: &'a str,
+        source: Option<&'a str>,
         doi: Option<&'a str>,
         url: Option<&'a str>,
-        /// Present (possibly null) on a semantic page only.
-        distance: Option<Option<&'a RawValue>>,
+        /// Present (possibly null) on a ranked page only.
+        distance: Option<Option<f64>>,
     }
 
     impl Serialize for Paper<'_> {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
             let mut map = serializer.serialize_map(None)?;
-            map.serialize_entry("id", self.id)?;
-            map.serialize_entry("title", self.title)?;
-            map.serialize_entry("authors", &self.authors)?;
+            map.serialize_entry("id", &self.id)?;
+            map.serialize_entry("title", &self.title)?;
+            map.serialize_entry("authors", self.authors.kept())?;
+            if let Some(total) = self.authors.total_if_cut() {
+                map.serialize_entry("authors_total", &total)?;
+            }
             map.serialize_entry("date", &self.date)?;
-            map.serialize_entry("source", self.source)?;
+            map.serialize_entry("source", &self.source)?;
             map.serialize_entry("doi", &self.doi)?;
             map.serialize_entry("url", &self.url)?;
             if let Some(distance) = &self.distance {
@@ -554,7 +754,7 @@ mod typed_path {
         total_is_capped: bool,
         mode: &'static str,
         mode_unavailable: Option<&'a str>,
-        /// ranked_count, unranked_count and model, on a semantic page only.
+        /// ranked_count, unranked_count and model, on a ranked page only.
         semantic: Option<[Option<&'a RawValue>; 3]>,
     }
 
@@ -581,7 +781,7 @@ mod typed_path {
         field.as_ref().and_then(Scalar::as_str)
     }
 
-    pub fn search(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+    pub fn search(bytes: &[u8], asked: &Asked) -> Result<Vec<u8>, ToolError> {
         const ROUTE: &str = "POST /api/explorer/search";
         let shape = || backend::unexpected_shape(ROUTE, "an object with `results` and `total`");
         let reply: SearchReply = serde_json::from_slice(bytes).map_err(|_| shape())?;
@@ -589,44 +789,35 @@ mod typed_path {
         else {
             return Err(shape());
         };
-        let semantic = text(&reply.sort) == Some("similarity");
+        let ranked = text(&reply.sort) == Some("similarity");
         let mut papers = Vec::with_capacity(rows.len());
         for row in rows {
-            let Some(id) = row.id.as_ref().filter(|id| id.is_integer()) else {
-                return Err(backend::unexpected_shape(ROUTE, "rows with an integer `id`"));
+            let Some(id) = row.id.as_ref().and_then(Scalar::as_i64) else {
+                return Err(backend::unexpected_shape(ROUTE, "papers carrying their corpus `id`"));
             };
             papers.push(Paper {
                 id,
-                title: text(&row.title).unwrap_or_default(),
-                authors: authors(text(&row.authors).unwrap_or_default()),
+                title: text(&row.title),
+                authors: Cut::of(row.authors.as_ref()),
                 date: text(&row.publication_date),
-                source: text(&row.source_repository).unwrap_or_default(),
+                source: text(&row.source_repository),
                 doi: text(&row.doi),
                 url: text(&row.url),
-                distance: semantic.then_some(row.distance),
+                distance: ranked.then(|| rounded(row.distance.as_ref())),
             });
         }
         let next_cursor = text(&reply.next_cursor);
+        let declined = asked.semantic && !ranked;
         Ok(write(&SearchAnswer {
             papers,
             next_cursor,
             has_more: reply.has_more.as_ref().and_then(Scalar::as_bool).unwrap_or(next_cursor.is_some()),
             total,
             total_is_capped: reply.total_is_capped.as_ref().and_then(Scalar::as_bool).unwrap_or(false),
-            mode: if semantic { "semantic" } else { "keyword" },
-            mode_unavailable: None,
-            semantic: semantic.then_some([reply.ranked_count, reply.unranked_count, reply.model]),
+            mode: if ranked { "semantic" } else { "keyword" },
+            mode_unavailable: declined_reason(reply.similarity_unavailable.as_ref(), declined),
+            semantic: ranked.then_some([reply.ranked_count, reply.unranked_count, reply.model]),
         }))
-    }
-
-    fn authors(joined: &str) -> Vec<&str> {
-        let mut kept = Vec::with_capacity(AUTHORS_KEPT + 1);
-        let mut names = joined.split(',').map(str::trim).filter(|name| !name.is_empty());
-        kept.extend(names.by_ref().take(AUTHORS_KEPT));
-        if names.next().is_some() {
-            kept.push("et al.");
-        }
-        kept
     }
 
     /// A row passed through whole, in resmon's order, each value as the raw
@@ -680,15 +871,33 @@ mod typed_path {
         }
     }
 
-    /// JSON stored as text, decoded (routines.rs `parse_json_text`).
-    fn decoded(raw: &RawValue) -> Value {
+    /// A column resmon may keep as JSON text, decoded (rows.rs
+    /// `parse_json_text`); text that does not decode, and any value that is
+    /// not text, stays as resmon sent it.
+    fn decoded(raw: &RawValue) -> Out<'_> {
+        if !raw.get().starts_with('"') {
+            return Out::Raw(raw);
+        }
         match serde_json::from_str::<Scalar>(raw.get()) {
-            Ok(Scalar::Str(text)) => serde_json::from_str(&text).unwrap_or_else(|_| json!(text)),
-            _ => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+            Ok(Scalar::Str(text)) => serde_json::from_str(&text).map_or(Out::Raw(raw), Out::Made),
+            _ => Out::Raw(raw),
         }
     }
 
-    pub fn execution(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+    /// Fields the answer always carries, null when resmon has none.
+    const ALWAYS: [&str; 9] = [
+        "parameters",
+        "coverage",
+        "interrupted_reason",
+        "owner_pid",
+        "owner_runtime_id",
+        "last_seen_at_utc",
+        "restarted_from",
+        "restarted_into",
+        "progress_events",
+    ];
+
+    pub fn execution(bytes: &[u8], _: &Asked) -> Result<Vec<u8>, ToolError> {
         let route = "GET /api/executions/119";
         let RawRow(row) = serde_json::from_slice(bytes).map_err(|_| not_an_object(route))?;
         let scalar = |name: &str| {
@@ -704,71 +913,27 @@ mod typed_path {
         let identity = row.iter().find(|(key, _)| key.0 == "identity").map(|(_, raw)| *raw);
         let identity =
             identity.filter(|raw| identity_of(Some(raw)).as_ref().is_some_and(IdentityRow::usable));
-        let mut out: Vec<(Cow<str>, Out)> = Vec::with_capacity(row.len() + 4);
+        let mut out: Vec<(Cow<str>, Out)> = Vec::with_capacity(row.len() + ALWAYS.len());
         for (Key(key), raw) in row {
             match key.as_ref() {
-                "parameters" => out.push((key, Out::Made(decoded(raw)))),
-                "progress_events" => {
-                    let (count, recent) = progress_summary(raw);
-                    out.push(("progress_event_count".into(), Out::Made(count)));
-                    out.push(("recent_progress_events".into(), Out::Made(recent)));
-                }
+                "parameters" | "progress_events" => out.push((key, decoded(raw))),
                 "identity" => (),
                 _ => out.push((key, Out::Raw(raw))),
             }
         }
-        for name in [
-            "parameters",
-            "coverage",
-            "interrupted_reason",
-            "owner_pid",
-            "owner_runtime_id",
-            "last_seen_at_utc",
-            "restarted_from",
-            "restarted_into",
-        ] {
+        for name in ALWAYS {
             if !out.iter().any(|(key, _)| key == name) {
                 out.push((name.into(), Out::Made(Value::Null)));
             }
         }
-        if !out.iter().any(|(key, _)| key == "progress_event_count") {
-            out.push(("progress_event_count".into(), Out::Made(json!(0))));
-            out.push(("recent_progress_events".into(), Out::Made(json!([]))));
-        }
         out.push(("identity".into(), identity.map_or(Out::Made(Value::Null), Out::Raw)));
         Ok(write(&Ordered(out)))
-    }
-
-    /// The count of the log and its newest object events, without building
-    /// the events that are not kept.
-    fn progress_summary(raw: &RawValue) -> (Value, Value) {
-        let text = match serde_json::from_str::<Scalar>(raw.get()) {
-            Ok(Scalar::Null) => return (json!(0), json!([])),
-            Ok(Scalar::Str(text)) => text,
-            _ => raw.get().into(),
-        };
-        let Ok(events) = serde_json::from_str::<Vec<&RawValue>>(&text) else {
-            return match serde_json::from_str::<Value>(&text) {
-                Ok(Value::Null) => (json!(0), json!([])),
-                _ => (Value::Null, json!([])),
-            };
-        };
-        let skip = events.len().saturating_sub(RECENT_PROGRESS_EVENTS);
-        let recent: Vec<Value> = events
-            .iter()
-            .skip(skip)
-            .filter(|event| event.get().starts_with('{'))
-            .filter_map(|event| serde_json::from_str(event.get()).ok())
-            .collect();
-        (json!(events.len()), Value::Array(recent))
     }
 }
 
 /// Typed rows in, the answer built as a `Value` as handlers must return it.
 mod mixed_path {
     use super::*;
-
-    const AUTHORS_KEPT: usize = 6;
 
     row!(HealthRow {
         status: Scalar<'a>,
@@ -782,7 +947,7 @@ mod mixed_path {
         embeddings: Value,
     });
 
-    pub fn health(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+    pub fn health(bytes: &[u8], _: &Asked) -> Result<Vec<u8>, ToolError> {
         const ROUTE: &str = "GET /api/health";
         let row: HealthRow =
             serde_json::from_slice(bytes).map_err(|_| backend::unexpected_shape(ROUTE, "an object"))?;
@@ -815,6 +980,7 @@ mod mixed_path {
         has_more: Scalar<'a>,
         total_is_capped: Scalar<'a>,
         sort: Scalar<'a>,
+        similarity_unavailable: Scalar<'a>,
         ranked_count: Value,
         unranked_count: Value,
         model: Value,
@@ -823,12 +989,12 @@ mod mixed_path {
     row!(Row {
         id: Scalar<'a>,
         title: Scalar<'a>,
-        authors: Scalar<'a>,
+        authors: Names<'a>,
         publication_date: Scalar<'a>,
         source_repository: Scalar<'a>,
         doi: Scalar<'a>,
         url: Scalar<'a>,
-        distance: Value,
+        distance: Scalar<'a>,
     });
 
     fn text<'a>(field: &'a Option<Scalar<'a>>) -> Option<&'a str> {
@@ -839,36 +1005,40 @@ mod mixed_path {
         text(field).map_or(Value::Null, |text| Value::String(text.to_string()))
     }
 
-    pub fn search(bytes: &[u8]) -> Result<Vec<u8>, ToolError> {
+    pub fn search(bytes: &[u8], asked: &Asked) -> Result<Vec<u8>, ToolError> {
         const ROUTE: &str = "POST /api/explorer/search";
         let shape = || backend::unexpected_shape(ROUTE, "an object with `results` and `total`");
         let reply: SearchReply = serde_json::from_slice(bytes).map_err(|_| shape())?;
-        let (Some(rows), Some(total)) = (reply.results, reply.total.as_ref().and_then(Scalar::as_i64)) else {
+        let (Some(rows), Some(total)) = (&reply.results, reply.total.as_ref().and_then(Scalar::as_i64))
+        else {
             return Err(shape());
         };
-        let semantic = text(&reply.sort) == Some("similarity");
+        let ranked = text(&reply.sort) == Some("similarity");
         let mut papers = Vec::with_capacity(rows.len());
         for row in rows {
-            let id = match row.id {
-                Some(Scalar::I64(n)) => json!(n),
-                Some(Scalar::U64(n)) => json!(n),
-                _ => return Err(backend::unexpected_shape(ROUTE, "rows with an integer `id`")),
+            let Some(id) = row.id.as_ref().and_then(Scalar::as_i64) else {
+                return Err(backend::unexpected_shape(ROUTE, "papers carrying their corpus `id`"));
             };
+            let authors = Cut::of(row.authors.as_ref());
             let mut paper = Map::new();
-            paper.insert("id".into(), id);
-            paper.insert("title".into(), json!(text(&row.title).unwrap_or_default()));
-            paper.insert("authors".into(), json!(authors(text(&row.authors).unwrap_or_default())));
+            paper.insert("id".into(), json!(id));
+            paper.insert("title".into(), text_or_null(&row.title));
+            paper.insert("authors".into(), json!(authors.kept()));
+            if let Some(total) = authors.total_if_cut() {
+                paper.insert("authors_total".into(), json!(total));
+            }
             paper.insert("date".into(), text_or_null(&row.publication_date));
-            paper.insert("source".into(), json!(text(&row.source_repository).unwrap_or_default()));
+            paper.insert("source".into(), text_or_null(&row.source_repository));
             paper.insert("doi".into(), text_or_null(&row.doi));
             paper.insert("url".into(), text_or_null(&row.url));
-            if semantic {
-                paper.insert("distance".into(), row.distance.unwrap_or(Value::Null));
+            if ranked {
+                paper.insert("distance".into(), json!(rounded(row.distance.as_ref())));
             }
             papers.push(Value::Object(paper));
         }
         let next_cursor = text_or_null(&reply.next_cursor);
         let has_more = reply.has_more.as_ref().and_then(Scalar::as_bool).unwrap_or(!next_cursor.is_null());
+        let declined = asked.semantic && !ranked;
         let mut answer = Map::new();
         answer.insert("papers".into(), Value::Array(papers));
         answer.insert("next_cursor".into(), next_cursor);
@@ -878,23 +1048,17 @@ mod mixed_path {
             "total_is_capped".into(),
             json!(reply.total_is_capped.as_ref().and_then(Scalar::as_bool).unwrap_or(false)),
         );
-        answer.insert("mode".into(), json!(if semantic { "semantic" } else { "keyword" }));
-        answer.insert("mode_unavailable".into(), Value::Null);
-        if semantic {
-            answer.insert("ranked_count".into(), reply.ranked_count.unwrap_or(Value::Null));
-            answer.insert("unranked_count".into(), reply.unranked_count.unwrap_or(Value::Null));
-            answer.insert("model".into(), reply.model.unwrap_or(Value::Null));
+        answer.insert("mode".into(), json!(if ranked { "semantic" } else { "keyword" }));
+        answer.insert(
+            "mode_unavailable".into(),
+            json!(declined_reason(reply.similarity_unavailable.as_ref(), declined)),
+        );
+        if ranked {
+            let or_null = |value: Option<Value>| value.unwrap_or(Value::Null);
+            answer.insert("ranked_count".into(), or_null(reply.ranked_count));
+            answer.insert("unranked_count".into(), or_null(reply.unranked_count));
+            answer.insert("model".into(), or_null(reply.model));
         }
         Ok(write(&Value::Object(answer)))
-    }
-
-    fn authors(joined: &str) -> Vec<&str> {
-        let mut kept = Vec::with_capacity(AUTHORS_KEPT + 1);
-        let mut names = joined.split(',').map(str::trim).filter(|name| !name.is_empty());
-        kept.extend(names.by_ref().take(AUTHORS_KEPT));
-        if names.next().is_some() {
-            kept.push("et al.");
-        }
-        kept
     }
 }
