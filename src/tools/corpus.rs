@@ -242,8 +242,9 @@ fn shape_search(reply: &SearchPage, asked_semantic: bool) -> ToolResult {
     let papers = papers_of(ROUTE, rows, served_semantic, "papers carrying their corpus `id`")?;
     let next_cursor = loose::text(&reply.next_cursor).map(|cursor| json!(cursor));
     let has_more = reply.has_more.as_ref().and_then(Scalar::as_bool).unwrap_or(next_cursor.is_some());
+    // `json!` copies what it is given, so the rows are moved in afterwards.
     let mut answer = json!({
-        "papers": papers,
+        "papers": null,
         "next_cursor": next_cursor,
         "has_more": has_more,
         "total": total,
@@ -251,6 +252,7 @@ fn shape_search(reply: &SearchPage, asked_semantic: bool) -> ToolResult {
         "mode": if served_semantic { "semantic" } else { "keyword" },
         "mode_unavailable": mode_unavailable(loose::text(&reply.similarity_unavailable), asked_semantic && !served_semantic),
     });
+    answer["papers"] = Value::Array(papers);
     if served_semantic {
         for (name, value) in [
             ("ranked_count", &reply.ranked_count),
@@ -333,12 +335,15 @@ fn shape_similar(reply: &Neighbours, route: &str) -> ToolResult {
         ),
         (None, false) => Value::Null,
     };
-    Ok(json!({
+    // `json!` copies what it is given, so the rows are moved in afterwards.
+    let mut answer = json!({
         "document_id": reply.document_id.clone().unwrap_or(Value::Null),
-        "papers": papers,
+        "papers": null,
         "model": reply.model.clone().unwrap_or(Value::Null),
         "reason": reason,
-    }))
+    });
+    answer["papers"] = Value::Array(papers);
+    Ok(answer)
 }
 
 /// Passed through whole (contract-notes 9): the caveats are the point.

@@ -454,14 +454,17 @@ fn get_execution_results(backend: &mut Backend, args: &Args) -> ToolResult {
         .ok_or_else(|| {
             backend::unexpected_shape(&format!("GET {route}"), "papers carrying their corpus `id`")
         })?;
-    Ok(json!({
+    // `json!` copies what it is given, so the rows are moved in afterwards.
+    let mut answer = json!({
         "exec_id": exec_id,
-        "papers": papers,
+        "papers": null,
         "total": total,
         "offset": offset,
         "limit": limit,
         "has_more": offset + limit < total,
-    }))
+    });
+    answer["papers"] = Value::Array(papers);
+    Ok(answer)
 }
 
 fn get_search_record(backend: &mut Backend, args: &Args) -> ToolResult {

@@ -11,9 +11,10 @@
 //! hashing its keys and dropping it was half of the call
 //! (docs/performance.md, "A typed serde projection").
 //!
-//! The rows are written out with `loose_row!` rather than derived: the
-//! server builds without serde's derive macros (docs/ARCHITECTURE.md,
-//! "Dependencies").
+//! The rows are written out with `loose_row!` rather than derived. A
+//! derived row refuses a field of the wrong type, and the whole body with
+//! it, where the loose reading must read it as absent; and the server
+//! builds without serde's derive macros (syn and quote in every build).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -390,5 +391,21 @@ mod tests {
         assert_eq!(from_text.count, from_tree.count);
         assert_eq!(from_text.items.unwrap().0, from_tree.items.unwrap().0);
         assert_eq!(from_text.raw, from_tree.raw);
+    }
+
+    #[test]
+    fn deep_nesting_in_a_skipped_field_is_skipped_without_recursion() {
+        // serde_json skips an unused value iteratively, so a body nested far
+        // past the 128 levels a Value parse allows neither overflows the
+        // stack nor hides the fields a row does name. A named Value field
+        // keeps the Value limit.
+        let nested = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let deep = format!("{{\"skipped\": {}, \"name\": \"kept\"}}", nested(100_000));
+        assert_eq!(text(&read(&deep).name), Some("kept"));
+        assert!(serde_json::from_str::<Probe>(&format!("{{\"raw\": {}}}", nested(200))).is_err());
+        let list = format!("[{}, {{\"name\": \"row\"}}]", nested(100_000));
+        let window = Window { offset: 1, limit: 1, rows: PhantomData::<Probe> };
+        let page = window.deserialize(&mut serde_json::Deserializer::from_str(&list)).unwrap().unwrap();
+        assert_eq!((page.total, text(&page.rows[0].name)), (2, Some("row")));
     }
 }

@@ -316,16 +316,19 @@ fn get_profile_matches(backend: &mut Backend, args: &Args) -> ToolResult {
         ));
     };
     let has_more = (offset as u64) + (matches.len() as u64) < total.as_u64().unwrap_or(0);
-    Ok(json!({
+    // `json!` copies what it is given, so the rows are moved in afterwards.
+    let mut answer = json!({
         "profile_id": id,
-        "matches": matches,
+        "matches": null,
         "total": total,
         "by_basis": by_basis,
         "offset": offset,
         "limit": limit,
         "has_more": has_more,
         "what_a_basis_means": what_a_basis_means(),
-    }))
+    });
+    answer["matches"] = Value::Array(matches);
+    Ok(answer)
 }
 
 /// The shared paper row with the match's basis beside it; None without the
