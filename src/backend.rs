@@ -410,9 +410,7 @@ impl Backend {
 
     /// `send`, then insist on a 2xx JSON object answer.
     pub(crate) fn get_object(&mut self, path: &str, query: &[(&str, String)]) -> Result<Value, ToolError> {
-        let reply = self.send(Method::Get, path, query, None)?;
-        success(&reply)?;
-        reply.json_object()
+        self.request(Method::Get, path, query, None)?.json_object()
     }
 
     /// `send`, then insist on a 2xx JSON answer of any shape.
