@@ -83,8 +83,9 @@ impl Reply {
     }
 
     /// The body read straight into a type that borrows from it, such as a
-    /// loose row (tools/loose.rs), which reads any JSON: then only a body
-    /// that is not JSON fails, with the same error as `json`.
+    /// loose row (tools/loose.rs), with the same error as `json` when it
+    /// cannot be read. The body must be UTF-8 throughout, as JSON text is,
+    /// even where a loose row skips a field without decoding it.
     pub(crate) fn read<'a, T: serde::Deserialize<'a>>(&'a self) -> Result<T, ToolError> {
         self.read_with(std::marker::PhantomData::<T>)
     }
@@ -95,15 +96,18 @@ impl Reply {
         &'a self,
         seed: S,
     ) -> Result<S::Value, ToolError> {
-        let mut reader = serde_json::Deserializer::from_slice(&self.bytes);
-        seed.deserialize(&mut reader).and_then(|value| reader.end().map(|()| value)).map_err(|_| {
+        let not_json = || {
             ToolError::new(
                 Code::UpstreamError,
                 format!("resmon answered {} with a body that is not JSON.", self.route),
             )
             .with_detail("status", json!(self.status))
             .with_detail("route", json!(self.route))
-        })
+        };
+        let text = std::str::from_utf8(&self.bytes).map_err(|_| not_json())?;
+        let mut reader = serde_json::Deserializer::from_str(text);
+        // `end` refuses anything but whitespace after the value.
+        seed.deserialize(&mut reader).and_then(|value| reader.end().map(|()| value)).map_err(|_| not_json())
     }
 
     /// The body as JSON, required to be an object.
@@ -205,8 +209,8 @@ pub fn require_fields(route: &str, row: &Value, fields: &[(&str, Kind)]) -> Resu
 }
 
 /// The error for a record whose `field` is missing (or null), or present
-/// but not of `kind`: the one sentence `require_fields` and the typed rows
-/// (tools/loose.rs) both give.
+/// but not of `kind`: the one sentence `require_fields` and the typed paper
+/// lists (tools/corpus.rs) both give.
 pub(crate) fn unusable_field(route: &str, field: &str, kind: Kind, malformed: bool) -> ToolError {
     let problem = if malformed { "with a malformed" } else { "without" };
     ToolError::new(
@@ -1007,6 +1011,20 @@ mod tests {
             backend_version: Some("2.3.0".into()),
             server_chosen: vec!["format".into()],
             caller_supplied: vec!["query".into()],
+        }
+    }
+
+    #[test]
+    fn a_body_is_read_only_when_it_is_one_json_text_in_utf8() {
+        let read = |bytes: &[u8]| {
+            let mut reply = reply(200, "application/json", "");
+            reply.bytes = bytes.to_vec();
+            reply.read::<serde::de::IgnoredAny>().map(|_| ()).map_err(|error| error.message)
+        };
+        assert_eq!(read(b" {\"a\": [1, \"x\"]} \n"), Ok(()));
+        for broken in [&b""[..], b"{} x", b"{}{}", b"[1,]", b"{\"a\": \"\xff\"}", b"\xef\xbb\xbf{}"] {
+            let message = read(broken).unwrap_err();
+            assert!(message.contains("with a body that is not JSON"), "{broken:?}: {message}");
         }
     }
 

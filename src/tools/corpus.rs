@@ -445,4 +445,44 @@ mod tests {
         assert!(similar(&json!([])).unwrap_err().message.contains("(expected an object)"));
         assert!(similar(&json!({"neighbours": "x"})).unwrap_err().message.contains("`neighbours`"));
     }
+
+    /// The page as the server reads it: from resmon's bytes, not a Value.
+    fn search_text(body: &str) -> ToolResult {
+        shape_search(&serde_json::from_str::<SearchPage>(body).expect("any JSON reads"), false)
+    }
+
+    #[test]
+    fn a_page_read_from_its_text_answers_as_its_parsed_value_does() {
+        // Escapes (an owned string on the text path), a repeated key, names
+        // with blanks, mistyped optional fields and a list of names.
+        let body = r#"{"results": [
+            {"id": 1, "title": "First", "title": "T\u00e9 last", "authors": "  A\u00e9 ,B, , C ",
+             "abstract": "skipped", "publication_date": 5, "source_repository": "arxiv", "doi": null},
+            {"id": 2, "authors": ["X\n", 3, " ", "Y"], "url": ["u"], "distance": 1}],
+            "total": 2, "sort": "newest", "next_cursor": "c\/1", "has_more": "yes", "total_is_capped": 1}"#;
+        let value: Value = serde_json::from_str(body).unwrap();
+        let answer = search_text(body).unwrap();
+        assert_eq!(answer, search(&value, false).unwrap());
+        assert_eq!(answer["papers"][0]["title"], "T\u{e9} last");
+        assert_eq!(answer["papers"][0]["authors"], json!(["A\u{e9}", "B"]));
+        assert_eq!(answer["papers"][0]["authors_total"], 3);
+        assert_eq!(answer["papers"][0]["date"], Value::Null);
+        assert_eq!(answer["papers"][1]["authors"], json!(["X", "Y"]));
+        assert_eq!(answer["papers"][1]["url"], Value::Null);
+        assert_eq!((answer["next_cursor"].clone(), answer["has_more"].clone()), (json!("c/1"), json!(true)));
+        assert_eq!(answer["total_is_capped"], false);
+    }
+
+    #[test]
+    fn a_field_the_answer_drops_is_skipped_undecoded() {
+        // What a Value parse refused for the whole page, the typed read skips
+        // when it sits in a field the answer does not use (tools/loose.rs).
+        for odd in [r#""\ud800 lone""#, "1e400", &format!("{}{}", "[".repeat(300), "]".repeat(300))] {
+            let body = format!(r#"{{"results": [{{"id": 1, "abstract": {odd}}}], "total": 1}}"#);
+            assert!(serde_json::from_str::<Value>(&body).is_err(), "{odd}");
+            assert_eq!(search_text(&body).unwrap()["papers"][0]["id"], 1, "{odd}");
+        }
+        // In a field the answer keeps, it is still refused.
+        assert!(serde_json::from_str::<SearchPage>(r#"{"results": [{"id": 1, "title": "\ud800"}]}"#).is_err());
+    }
 }
