@@ -330,6 +330,21 @@ mod value_path {
     }
 }
 
+loose_row!(
+    /// A search page's paper row as both typed paths read it: the fields
+    /// the answer shows, and nothing else built.
+    Row {
+        id: Scalar<'a>,
+        title: Scalar<'a>,
+        authors: Names<'a>,
+        publication_date: Scalar<'a>,
+        source_repository: Scalar<'a>,
+        doi: Scalar<'a>,
+        url: Scalar<'a>,
+        distance: Scalar<'a>,
+    }
+);
+
 /// A row's `authors` as the typed paths read it: resmon's one comma-joined
 /// string (backend-facts 3), or a list should a release send one. Anything
 /// else reads as no names, as `author_names` in papers.rs reads it.
@@ -548,17 +563,6 @@ mod typed_path {
         ranked_count: &'a RawValue,
         unranked_count: &'a RawValue,
         model: &'a RawValue,
-    });
-
-    loose_row!(Row {
-        id: Scalar<'a>,
-        title: Scalar<'a>,
-        authors: Names<'a>,
-        publication_date: Scalar<'a>,
-        source_repository: Scalar<'a>,
-        doi: Scalar<'a>,
-        url: Scalar<'a>,
-        distance: Scalar<'a>,
     });
 
     struct Paper<'a> {
@@ -829,17 +833,6 @@ mod mixed_path {
         ranked_count: Value,
         unranked_count: Value,
         model: Value,
-    });
-
-    loose_row!(Row {
-        id: Scalar<'a>,
-        title: Scalar<'a>,
-        authors: Names<'a>,
-        publication_date: Scalar<'a>,
-        source_repository: Scalar<'a>,
-        doi: Scalar<'a>,
-        url: Scalar<'a>,
-        distance: Scalar<'a>,
     });
 
     fn text_or_null(field: &Option<Scalar>) -> Value {
