@@ -20,7 +20,13 @@
 //!   and shape it, build the answer as a Value, serialise it.
 //! - `mixed` reads typed rows that borrow from the body and skip the
 //!   fields the answer does not use, then builds the answer as a Value, as a
-//!   handler can while handlers return `Value` (`ToolResult`). There is no
+//!   handler can while handlers return `Value` (`ToolResult`). The rows are
+//!   read with the server's own reader (src/tools/loose.rs: `loose_row!`,
+//!   `Scalar`, `Key`), so the figure is the cost of the code the server
+//!   runs, not of a copy. That reader reads any JSON value, so the paths
+//!   check `is_object` where resmon's reply must be an object, and a null
+//!   reads as an absent field (a null list element as `Scalar::Other`,
+//!   which no path keeps). There is no
 //!   mixed get_execution: its answer is resmon's row whole, so reading it
 //!   into a Value is the value path again.
 //! - `typed` reads the same typed rows and writes the answer straight to
@@ -50,12 +56,12 @@ use std::hint::black_box;
 use resmon_mcp::backend::{self, Kind};
 use resmon_mcp::error::ToolError;
 use resmon_mcp::identity;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::ser::{SerializeMap, Serializer};
-use serde::{Deserialize, Serialize};
+use resmon_mcp::loose_row;
+use resmon_mcp::tools::loose::{Key, Scalar, drain_map, text};
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use std::marker::PhantomData;
 
 const USAGE: &str = "usage: projection value|mixed|typed health|search_corpus|get_execution BODY_FILE ROUNDS \
     [ARGUMENTS] (mixed: health and search_corpus only)";
@@ -324,167 +330,20 @@ mod value_path {
     }
 }
 
-/// A JSON scalar read loosely: a field of another type (an object, an
-/// array) is consumed without being built and reads as `Other`, which the
-/// accessors treat as absent, as `Value::as_str` and friends do.
-#[derive(Debug)]
-enum Scalar<'a> {
-    Str(Cow<'a, str>),
-    I64(i64),
-    U64(u64),
-    F64(f64),
-    Bool(bool),
-    Null,
-    Other,
-}
-
-impl Scalar<'_> {
-    fn as_str(&self) -> Option<&str> {
-        if let Scalar::Str(text) = self { Some(text) } else { None }
+loose_row!(
+    /// A search page's paper row as both typed paths read it: the fields
+    /// the answer shows, and nothing else built.
+    Row {
+        id: Scalar<'a>,
+        title: Scalar<'a>,
+        authors: Names<'a>,
+        publication_date: Scalar<'a>,
+        source_repository: Scalar<'a>,
+        doi: Scalar<'a>,
+        url: Scalar<'a>,
+        distance: Scalar<'a>,
     }
-
-    fn as_i64(&self) -> Option<i64> {
-        match self {
-            Scalar::I64(n) => Some(*n),
-            Scalar::U64(n) => i64::try_from(*n).ok(),
-            _ => None,
-        }
-    }
-
-    /// Any number as a float, as `Value::as_f64` reads one.
-    fn as_f64(&self) -> Option<f64> {
-        match self {
-            Scalar::I64(n) => Some(*n as f64),
-            Scalar::U64(n) => Some(*n as f64),
-            Scalar::F64(n) => Some(*n),
-            _ => None,
-        }
-    }
-
-    fn as_bool(&self) -> Option<bool> {
-        if let Scalar::Bool(flag) = self { Some(*flag) } else { None }
-    }
-
-    fn is_integer(&self) -> bool {
-        matches!(self, Scalar::I64(_) | Scalar::U64(_))
-    }
-}
-
-impl<'de> Deserialize<'de> for Scalar<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Loose;
-        impl<'de> Visitor<'de> for Loose {
-            type Value = Scalar<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Str(Cow::Borrowed(text)))
-            }
-            fn visit_str<E>(self, text: &str) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Str(Cow::Owned(text.to_string())))
-            }
-            fn visit_string<E>(self, text: String) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Str(Cow::Owned(text)))
-            }
-            fn visit_i64<E>(self, n: i64) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::I64(n))
-            }
-            fn visit_u64<E>(self, n: u64) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::U64(n))
-            }
-            fn visit_f64<E>(self, n: f64) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::F64(n))
-            }
-            fn visit_bool<E>(self, flag: bool) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Bool(flag))
-            }
-            fn visit_unit<E>(self) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Null)
-            }
-            fn visit_none<E>(self) -> Result<Scalar<'de>, E> {
-                Ok(Scalar::Null)
-            }
-            fn visit_some<D: Deserializer<'de>>(self, inner: D) -> Result<Scalar<'de>, D::Error> {
-                inner.deserialize_any(Loose)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar<'de>, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Scalar::Other)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar<'de>, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Scalar::Other)
-            }
-        }
-        deserializer.deserialize_any(Loose)
-    }
-}
-
-impl Serialize for Scalar<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Scalar::Str(text) => serializer.serialize_str(text),
-            Scalar::I64(n) => serializer.serialize_i64(*n),
-            Scalar::U64(n) => serializer.serialize_u64(*n),
-            Scalar::F64(n) => serializer.serialize_f64(*n),
-            Scalar::Bool(flag) => serializer.serialize_bool(*flag),
-            Scalar::Null | Scalar::Other => serializer.serialize_unit(),
-        }
-    }
-}
-
-/// A row read from a JSON object by field name, every field optional (a
-/// JSON null reads as absent). Fields it does not name are skipped without
-/// being built; a repeated key keeps its last value, as a `Value` does.
-/// (Written out rather than derived: the server builds without serde's
-/// derive macros.)
-macro_rules! row {
-    ($name:ident { $($field:ident: $ty:ty),* $(,)? }) => {
-        #[derive(Default)]
-        struct $name<'a> {
-            $($field: Option<$ty>,)*
-            _body: PhantomData<&'a ()>,
-        }
-
-        impl<'de> Deserialize<'de> for $name<'de> {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                struct Fields;
-                impl<'de> Visitor<'de> for Fields {
-                    type Value = $name<'de>;
-                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                        f.write_str("an object")
-                    }
-                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<$name<'de>, A::Error> {
-                        let mut row = $name::default();
-                        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-                            match key.as_ref() {
-                                $(stringify!($field) => row.$field = map.next_value()?,)*
-                                _ => {
-                                    map.next_value::<IgnoredAny>()?;
-                                }
-                            }
-                        }
-                        Ok(row)
-                    }
-                }
-                deserializer.deserialize_map(Fields)
-            }
-        }
-    };
-}
-
-/// An object key, borrowed from the body unless it had escapes.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match Scalar::deserialize(deserializer)? {
-            Scalar::Str(text) => Ok(Key(text)),
-            _ => Err(de::Error::custom("a key is a string")),
-        }
-    }
-}
+);
 
 /// A row's `authors` as the typed paths read it: resmon's one comma-joined
 /// string (backend-facts 3), or a list should a release send one. Anything
@@ -521,9 +380,8 @@ impl<'de> Deserialize<'de> for Names<'de> {
                 }
                 Ok(Names::Listed(names))
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Names<'de>, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Names::Neither)
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Names<'de>, A::Error> {
+                drain_map(map).map(|()| Names::Neither)
             }
             fn visit_i64<E>(self, _: i64) -> Result<Names<'de>, E> {
                 Ok(Names::Neither)
@@ -606,7 +464,7 @@ fn declined_reason<'a>(reason: Option<&'a Scalar>, declined: bool) -> Option<&'a
 mod typed_path {
     use super::*;
 
-    row!(IdentityRow {
+    loose_row!(IdentityRow {
         contract_version: Scalar<'a>,
         runtime_id: Scalar<'a>,
         schema_version: &'a RawValue,
@@ -622,10 +480,10 @@ mod typed_path {
 
     /// The identity block, read when it is an object at all.
     fn identity_of(raw: Option<&RawValue>) -> Option<IdentityRow<'_>> {
-        serde_json::from_str(raw?.get()).ok()
+        serde_json::from_str(raw?.get()).ok().filter(|row: &IdentityRow| row.is_object)
     }
 
-    row!(HealthRow {
+    loose_row!(HealthRow {
         status: Scalar<'a>,
         version: &'a RawValue,
         schema_version: &'a RawValue,
@@ -671,7 +529,11 @@ mod typed_path {
 
     pub fn health(bytes: &[u8], _: &Asked) -> Result<Vec<u8>, ToolError> {
         const ROUTE: &str = "GET /api/health";
-        let row: HealthRow = serde_json::from_slice(bytes).map_err(|_| not_an_object(ROUTE))?;
+        // The loose reader reads any JSON value; only an object is a health reply.
+        let row: HealthRow = serde_json::from_slice(bytes)
+            .ok()
+            .filter(|row: &HealthRow| row.is_object)
+            .ok_or_else(|| not_an_object(ROUTE))?;
         let Some(status) = row.status.as_ref().and_then(Scalar::as_str) else {
             return Err(backend::unexpected_shape(ROUTE, "a `status` string"));
         };
@@ -690,7 +552,7 @@ mod typed_path {
         }))
     }
 
-    row!(SearchReply {
+    loose_row!(SearchReply {
         results: Vec<Row<'a>>,
         total: Scalar<'a>,
         next_cursor: Scalar<'a>,
@@ -701,17 +563,6 @@ mod typed_path {
         ranked_count: &'a RawValue,
         unranked_count: &'a RawValue,
         model: &'a RawValue,
-    });
-
-    row!(Row {
-        id: Scalar<'a>,
-        title: Scalar<'a>,
-        authors: Names<'a>,
-        publication_date: Scalar<'a>,
-        source_repository: Scalar<'a>,
-        doi: Scalar<'a>,
-        url: Scalar<'a>,
-        distance: Scalar<'a>,
     });
 
     struct Paper<'a> {
@@ -775,10 +626,6 @@ mod typed_path {
             }
             map.end()
         }
-    }
-
-    fn text<'a>(field: &'a Option<Scalar<'a>>) -> Option<&'a str> {
-        field.as_ref().and_then(Scalar::as_str)
     }
 
     pub fn search(bytes: &[u8], asked: &Asked) -> Result<Vec<u8>, ToolError> {
@@ -935,7 +782,7 @@ mod typed_path {
 mod mixed_path {
     use super::*;
 
-    row!(HealthRow {
+    loose_row!(HealthRow {
         status: Scalar<'a>,
         version: Value,
         schema_version: Value,
@@ -949,8 +796,10 @@ mod mixed_path {
 
     pub fn health(bytes: &[u8], _: &Asked) -> Result<Vec<u8>, ToolError> {
         const ROUTE: &str = "GET /api/health";
-        let row: HealthRow =
-            serde_json::from_slice(bytes).map_err(|_| backend::unexpected_shape(ROUTE, "an object"))?;
+        let row: HealthRow = serde_json::from_slice(bytes)
+            .ok()
+            .filter(|row: &HealthRow| row.is_object)
+            .ok_or_else(|| backend::unexpected_shape(ROUTE, "an object"))?;
         let Some(status) = row.status.as_ref().and_then(Scalar::as_str) else {
             return Err(backend::unexpected_shape(ROUTE, "a `status` string"));
         };
@@ -973,7 +822,7 @@ mod mixed_path {
         Ok(write(&Value::Object(answer)))
     }
 
-    row!(SearchReply {
+    loose_row!(SearchReply {
         results: Vec<Row<'a>>,
         total: Scalar<'a>,
         next_cursor: Scalar<'a>,
@@ -985,21 +834,6 @@ mod mixed_path {
         unranked_count: Value,
         model: Value,
     });
-
-    row!(Row {
-        id: Scalar<'a>,
-        title: Scalar<'a>,
-        authors: Names<'a>,
-        publication_date: Scalar<'a>,
-        source_repository: Scalar<'a>,
-        doi: Scalar<'a>,
-        url: Scalar<'a>,
-        distance: Scalar<'a>,
-    });
-
-    fn text<'a>(field: &'a Option<Scalar<'a>>) -> Option<&'a str> {
-        field.as_ref().and_then(Scalar::as_str)
-    }
 
     fn text_or_null(field: &Option<Scalar>) -> Value {
         text(field).map_or(Value::Null, |text| Value::String(text.to_string()))

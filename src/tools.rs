@@ -10,7 +10,8 @@ mod corpus;
 mod executions;
 mod exports;
 mod insight;
-mod loose;
+// Public so that examples/projection.rs measures with the server's own reader.
+pub mod loose;
 mod papers;
 mod profiles;
 mod routines;
