@@ -483,6 +483,8 @@ mod tests {
             assert_eq!(search_text(&body).unwrap()["papers"][0]["id"], 1, "{odd}");
         }
         // In a field the answer keeps, it is still refused.
-        assert!(serde_json::from_str::<SearchPage>(r#"{"results": [{"id": 1, "title": "\ud800"}]}"#).is_err());
+        assert!(
+            serde_json::from_str::<SearchPage>(r#"{"results": [{"id": 1, "title": "\ud800"}]}"#).is_err()
+        );
     }
 }

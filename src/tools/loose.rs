@@ -1,10 +1,23 @@
-//! Reading resmon's JSON straight into typed rows, as loosely as
-//! `serde_json::Value`'s accessors read a parsed tree: a field of another
-//! type than expected reads as absent, a JSON null reads as absent, a
-//! repeated key keeps its last value, and fields no row names are skipped
-//! without being built. Only a body that is not JSON at all fails to read,
-//! so every shape problem is still judged by the handler, with its own
-//! sentence (contract-notes 25).
+//! Reading resmon's JSON straight into typed rows, giving each handler
+//! what `serde_json::Value`'s accessors gave it from a parsed tree:
+//! - an absent field and a JSON null are both `None`;
+//! - a field of another kind than the row reads it as is present but
+//!   unusable: a `Scalar` whose accessors (`as_str`, `as_i64`, …) answer
+//!   `None` as a Value's do, or a `List(None)` where an array was expected,
+//!   so a handler can still tell "missing" from "malformed";
+//! - a repeated key keeps its last value;
+//! - a value of any kind reads, so a shape problem is judged by the
+//!   handler, with its own sentence (contract-notes 25), never turned into
+//!   "not JSON".
+//!
+//! Fields no row names, and the insides of a value of another kind than
+//! the row reads (an array where a string was expected), are skipped without
+//! being built: serde_json checks their form (brackets, quotes, commas) but
+//! does not decode them, so a lone surrogate escape, a number too large for
+//! a float, or nesting past the 128 levels a Value parse allows, in a part
+//! the answer does not show, no longer makes the whole body unreadable.
+//! What the answer shows is decoded in full, and the body must still be
+//! UTF-8 throughout (`Reply::read`).
 //!
 //! Why not a Value: a search page is a 15 KB body whose 25 rows each carry
 //! an abstract and a dozen fields the answer drops; building that tree,
@@ -164,8 +177,8 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
 }
 
 /// Reads a JSON array for one page of it: the rows from `offset` on, at
-/// most `limit` of them, are read as `T`, the others are checked as JSON
-/// and skipped unbuilt, and every row is counted. `None` when the value is
+/// most `limit` of them, are read as `T`, the others are checked for their
+/// form and skipped undecoded, and every row is counted. `None` when the value is
 /// not an array. A whole run's references arrive as one list, of which a
 /// call shows a page (get_execution_results).
 pub(crate) struct Window<T> {
