@@ -451,21 +451,36 @@ impl Backend {
         let probe = Instance { candidate: candidate.clone(), version: None };
         // Until health has answered properly there is no resmon to blame, so
         // any broken answer here means "not available" (contract-notes 3).
+        // Nor is it "resmon at …" yet: only what is on the port, and what named it.
+        let listener =
+            format!("Something on port {} ({} names that port)", candidate.port, candidate.named_by);
         let reply = self.exchange(&probe, Method::Get, "/api/health", &[], None).map_err(|error| {
+            let said = format!("resmon at {url}");
+            let error = if error.code == Code::BackendUnavailable && !error.message.contains(&said) {
+                error
+            } else if error.code == Code::BackendUnavailable {
+                let message = format!(
+                    "{} Nothing on that port has answered as resmon yet, so check also that {} \
+                     names the right instance.",
+                    error.message.replace(&said, &listener).replace("If the app is", "If it is resmon and"),
+                    candidate.named_by
+                );
+                ToolError { message, ..error }
+            } else {
+                ToolError::new(
+                    Code::BackendUnavailable,
+                    format!(
+                        "{listener} answered GET /api/health, but its answer could not be read as \
+                         HTTP or did not arrive whole, so it was not used. Check that {} names the \
+                         right instance.",
+                        candidate.named_by
+                    ),
+                )
+                .with_detail("route", json!("GET /api/health"))
+                .with_top_level("tried", json!([url]))
+            };
             trace.push(discovery::Step { what: step.clone(), outcome: error.message.clone() });
-            if error.code == Code::BackendUnavailable {
-                return error;
-            }
-            ToolError::new(
-                Code::BackendUnavailable,
-                format!(
-                    "Something answers on port {} but its health answer could not be read ({}), so it \
-                     was not used. Check that RESMON_PORT or the port file names the right instance.",
-                    candidate.port, error.message
-                ),
-            )
-            .with_detail("route", json!("GET /api/health"))
-            .with_top_level("tried", json!([url]))
+            error
         })?;
         if reply.status == 401 {
             trace.push(discovery::Step { what: step, outcome: "401: the token was refused".into() });
@@ -492,8 +507,8 @@ impl Backend {
                     format!(
                         "Something answers on port {} but it did not answer as resmon does \
                          (status {}, not resmon's health report), so it was not used. Check \
-                         that RESMON_PORT or the port file names the right instance.",
-                        candidate.port, reply.status
+                         that {} names the right instance.",
+                        candidate.port, reply.status, candidate.named_by
                     ),
                 )
                 .with_detail("status", json!(reply.status))
@@ -756,7 +771,8 @@ fn token_refused(candidate: &Candidate, reply: &Reply) -> ToolError {
         format!(
             "resmon on port {} refused this server's local API token: {why}. Restart resmon so \
              that it writes a fresh token file at {}, or set RESMON_STATE_DIR to the state \
-             directory of the instance on that port, then try again.",
+             directory of the instance on that port (with RESMON_PORT or RESMON_PORT_FILE naming \
+             that port, since a state directory alone names no instance), then try again.",
             candidate.port,
             candidate.token_path.display()
         ),

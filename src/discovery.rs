@@ -21,7 +21,7 @@ use serde_json::json;
 
 use crate::error::{Code, ToolError};
 pub use environment::Environment;
-pub(crate) use environment::{Platform, default_state_dir, is_quoted, native};
+pub(crate) use environment::{Platform, default_state_dir, is_quoted, native, state_dir_is_default};
 use environment::{expansion, unexpanded_reference};
 use files::Unreadable;
 pub use files::{Text, decode_text};
@@ -44,6 +44,9 @@ fn note(trace: &mut Trace, what: impl Into<String>, outcome: impl Into<String>) 
 #[derive(Clone, Debug)]
 pub(crate) struct Candidate {
     pub port: u16,
+    /// What named the port, for a sentence about a listener that has not
+    /// yet shown it is resmon: "RESMON_PORT" or "the port file <path>".
+    pub named_by: String,
     pub token: String,
     pub token_path: PathBuf,
 }
@@ -61,14 +64,14 @@ pub(crate) fn find_candidate(env: &Environment, trace: &mut Trace) -> Result<Can
         note(trace, *name, "set, but not valid Unicode");
         return Err(not_unicode(name));
     }
-    let port = resolve_port(env, trace)?;
+    let (port, named_by) = resolve_port(env, trace)?;
     let state_dir = state_dir(env, trace).map_err(|error| {
         // A port was named: "no instance was named" would be false here.
         if error.top_level.contains_key("no_port_named") { no_state_dir(port) } else { error }
     })?;
     let token_path = state_dir.join(format!("api-token-{port}"));
     let token = read_token(env, port, &token_path, trace)?;
-    Ok(Candidate { port, token, token_path })
+    Ok(Candidate { port, named_by, token, token_path })
 }
 
 /// Where the port file's path came from, for advice that names the right variable.
@@ -79,8 +82,9 @@ enum PortFileSource {
     DefaultFolder,
 }
 
-/// RESMON_PORT, else the one port-file path chosen by `port_file_path`.
-fn resolve_port(env: &Environment, trace: &mut Trace) -> Result<u16, ToolError> {
+/// RESMON_PORT, else the one port-file path chosen by `port_file_path`; the
+/// port, and what named it.
+fn resolve_port(env: &Environment, trace: &mut Trace) -> Result<(u16, String), ToolError> {
     if let Some(raw) = &env.port {
         if raw.is_empty() {
             note(trace, "RESMON_PORT", "set but empty");
@@ -91,7 +95,7 @@ fn resolve_port(env: &Environment, trace: &mut Trace) -> Result<u16, ToolError> 
             return Err(quoted("RESMON_PORT", raw));
         }
         let port = parse_port(raw).ok_or_else(|| malformed("RESMON_PORT", raw))?;
-        return Ok(port);
+        return Ok((port, "RESMON_PORT".to_string()));
     }
     note(trace, "RESMON_PORT", "not set");
     let (path, source) = port_file_path(env, trace)?;
@@ -114,7 +118,7 @@ fn resolve_port(env: &Environment, trace: &mut Trace) -> Result<u16, ToolError> 
                 malformed(&format!("the port file {}", path.display()), content)
                     .with_detail("port_file", json!(path.display().to_string()))
             })?;
-            Ok(port)
+            Ok((port, format!("the port file {}", path.display())))
         }
         Ok(None) => {
             note(trace, what, "does not exist");
@@ -129,7 +133,9 @@ fn resolve_port(env: &Environment, trace: &mut Trace) -> Result<u16, ToolError> 
 
 /// The single port-file path to read: RESMON_PORT_FILE, else `resmon.port`
 /// beside RESMON_DB_PATH, else in the default state directory, where the
-/// packaged app keeps its database and so writes its port file (contract-notes 1).
+/// packaged app keeps its database and so writes its port file. That last
+/// place serves only a person who named nothing: a RESMON_STATE_DIR that is
+/// not the default folder is refused there (contract-notes 1).
 fn port_file_path(env: &Environment, trace: &mut Trace) -> Result<(PathBuf, PortFileSource), ToolError> {
     if let Some(file) = &env.port_file {
         let path = path_variable("RESMON_PORT_FILE", file, env, trace)?;
@@ -141,12 +147,53 @@ fn port_file_path(env: &Environment, trace: &mut Trace) -> Result<(PathBuf, Port
         return Ok((environment::parent_or_dot(&db).join("resmon.port"), PortFileSource::BesideDatabase));
     }
     note_unset(env, "RESMON_DB_PATH", trace);
-    let dir = default_dir(env)?;
+    let default = default_dir(env);
+    if let Some(named) = &env.state_dir {
+        let named = path_variable("RESMON_STATE_DIR", named, env, trace)?;
+        let what = "default state directory";
+        let is_default = state_dir_is_default(env) == Some(true);
+        match &default {
+            Ok(dir) if is_default => note(
+                trace,
+                what,
+                format!("{}, the folder RESMON_STATE_DIR names, so its port file is read", dir.display()),
+            ),
+            Ok(dir) => {
+                note(
+                    trace,
+                    what,
+                    format!(
+                        "{}, not the folder RESMON_STATE_DIR names; a state directory names no \
+                         instance, so its port file was not read",
+                        dir.display()
+                    ),
+                );
+                return Err(state_dir_names_no_instance(&named, Some(dir), env));
+            }
+            Err(_) => {
+                note(
+                    trace,
+                    what,
+                    format!(
+                        "cannot be worked out ({}), so RESMON_STATE_DIR cannot be shown to name it; \
+                         a state directory names no instance, so no port file was read",
+                        missing_variables(Platform::current())
+                    ),
+                );
+                return Err(state_dir_names_no_instance(&named, None, env));
+            }
+        }
+    }
+    let dir = default?;
     Ok((dir.join("resmon.port"), PortFileSource::DefaultFolder))
 }
 
 fn state_dir(env: &Environment, trace: &mut Trace) -> Result<PathBuf, ToolError> {
     if let Some(dir) = &env.state_dir {
+        // Already checked and shown when it decided which port file to read.
+        if trace.iter().any(|step| step.what == "RESMON_STATE_DIR") {
+            return Ok(native(dir));
+        }
         return path_variable("RESMON_STATE_DIR", dir, env, trace);
     }
     let dir = default_dir(env)?;
@@ -217,7 +264,9 @@ fn read_token(env: &Environment, port: u16, path: &Path, trace: &mut Trace) -> R
             .with_detail("problem", json!(problem))
             .with_top_level("tried", json!([]))
     };
-    let elsewhere = "If that resmon keeps its state in another folder, set RESMON_STATE_DIR to that folder.";
+    let elsewhere = "If that resmon keeps its state in another folder, set RESMON_STATE_DIR to that folder, \
+                     and name its port with RESMON_PORT_FILE or RESMON_PORT as well: a state directory \
+                     alone names no instance.";
     match files::read_small(path) {
         Ok(Some(bytes)) => {
             let text = decode_text(&bytes);
@@ -491,6 +540,41 @@ fn no_port_named_in(port_file: &Path, env: &Environment) -> ToolError {
         .with_top_level("no_port_named", json!(true))
 }
 
+/// RESMON_STATE_DIR names a folder that is not the default state directory
+/// (or that cannot be shown to be, when the default cannot be worked out),
+/// and nothing names a port. The default port file belongs to whichever
+/// resmon runs on the default paths, so reading it could attach to another
+/// instance than the one whose state was named (contract-notes 1).
+fn state_dir_names_no_instance(named: &Path, default: Option<&Path>, env: &Environment) -> ToolError {
+    let relation = match default {
+        Some(default) => format!("which is not the default state directory ({})", default.display()),
+        None => format!(
+            "which cannot be shown to be the default state directory, since that cannot be worked \
+             out here ({})",
+            missing_variables(Platform::current())
+        ),
+    };
+    let mut message = format!(
+        "RESMON_STATE_DIR names {}, {relation}, and no port was named (none of RESMON_PORT, \
+         RESMON_PORT_FILE or RESMON_DB_PATH is set). A state directory names no instance: it says \
+         where a resmon keeps its token files, not which resmon to reach, so the port file in the \
+         default folder was not read and nothing was sent. Set RESMON_PORT to that instance's \
+         port, or RESMON_PORT_FILE to the port file it writes, next to RESMON_STATE_DIR.",
+        named.display()
+    );
+    for name in ["RESMON_PORT_FILE", "RESMON_DB_PATH"] {
+        if env.is_empty(name) {
+            message.push_str(&format!(" {name} is set but empty, which counts as unset."));
+        }
+    }
+    ToolError::new(Code::BackendUnavailable, message)
+        .with_detail("state_dir", json!(named.display().to_string()))
+        .with_detail("default_state_dir", json!(default.map(|dir| dir.display().to_string())))
+        .with_detail("problem", json!("state_dir_names_no_port"))
+        .with_top_level("tried", json!([]))
+        .with_top_level("no_port_named", json!(true))
+}
+
 fn not_unicode(name: &str) -> ToolError {
     ToolError::new(
         Code::BackendUnavailable,
@@ -515,7 +599,8 @@ fn no_state_dir(port: u16) -> ToolError {
         format!(
             "Port {port} was named, but the state directory that holds its token file cannot be \
              worked out ({missing}), so nothing was sent to it. Set RESMON_STATE_DIR to that \
-             resmon's state directory."
+             resmon's state directory, and keep naming its port as now (RESMON_PORT or \
+             RESMON_PORT_FILE): a state directory alone names no instance."
         ),
     )
     .with_detail("port", json!(port))
@@ -594,6 +679,12 @@ mod tests {
             utf16_port_file(path, "8742", "UTF-16LE"),
             no_port_named_in(path, &Environment::default()),
             no_home(Platform::Windows),
+            state_dir_names_no_instance(
+                Path::new("/x"),
+                Some(Path::new("/h/.local/state/resmon")),
+                &Environment::default(),
+            ),
+            state_dir_names_no_instance(Path::new("/x"), None, &Environment::default()),
             port_file_unreadable(path, PortFileSource::Variable, &Unreadable::Directory),
             port_file_unreadable(path, PortFileSource::DefaultFolder, &Unreadable::NotRegular("a socket")),
         ];

@@ -133,6 +133,73 @@ pub(crate) fn default_state_dir(platform: Platform, env: &Environment) -> Option
     }
 }
 
+/// Whether RESMON_STATE_DIR names the default state directory: `None` when
+/// it is unset (or empty, which counts as unset), `Some(true)` when it names
+/// the default folder however it is spelled, and `Some(false)` when it names
+/// another folder, or when the default cannot be worked out here (HOME,
+/// LOCALAPPDATA or USERPROFILE unset), since a folder that cannot be shown to
+/// be the default is treated as another one (contract-notes 1).
+pub(crate) fn state_dir_is_default(env: &Environment) -> Option<bool> {
+    let named = env.state_dir.as_ref()?;
+    let platform = Platform::current();
+    Some(
+        default_state_dir(platform, env)
+            .is_some_and(|default| same_folder(&native(named), &default, platform)),
+    )
+}
+
+/// Whether two spellings name the same folder, decided on the text alone:
+/// both are made absolute against the working directory, then compared in
+/// `folder_key`'s form. Links are not followed and `..` is not resolved, so a
+/// folder reached another way counts as another folder: the safe side, where
+/// the cost is a refusal that says what to set, never a wrong instance.
+pub(crate) fn same_folder(a: &Path, b: &Path, platform: Platform) -> bool {
+    let key = |path: &Path| {
+        let absolute = std::path::absolute(path).ok()?;
+        Some(folder_key(absolute.to_str()?, platform))
+    };
+    matches!((key(a), key(b)), (Some(a), Some(b)) if a == b)
+}
+
+/// An absolute path written one way for comparison: on Windows every `/`
+/// becomes `\`; repeated separators become one (a leading `\\` of a network
+/// path stays); no separator at the end unless the path is a root; and on
+/// Windows and macOS, whose file systems ignore case by default, each
+/// character in lower case (only where that is one character, so `ß` never
+/// meets `ss`). Unicode normalization is not applied: a name macOS would
+/// store in another normal form counts as another folder.
+pub(crate) fn folder_key(path: &str, platform: Platform) -> String {
+    let separator = if platform == Platform::Windows { '\\' } else { '/' };
+    let text = if platform == Platform::Windows { path.replace('/', "\\") } else { path.to_string() };
+    let leading = text.chars().take_while(|c| *c == separator).count().min(2);
+    let mut key: String = std::iter::repeat_n(separator, leading).collect();
+    let mut previous_was_separator = true;
+    for c in text.chars().skip_while(|c| *c == separator) {
+        if c == separator && previous_was_separator {
+            continue;
+        }
+        previous_was_separator = c == separator;
+        key.push(c);
+    }
+    let is_root = |key: &str| key.len() <= 2 || (key.len() == 3 && key.ends_with(":\\"));
+    while key.ends_with(separator) && !is_root(&key) {
+        key.pop();
+    }
+    if matches!(platform, Platform::Windows | Platform::MacOs) {
+        key = key
+            .chars()
+            .map(|c| {
+                let mut lower = c.to_lowercase();
+                match (lower.next(), lower.next()) {
+                    (Some(one), None) => one,
+                    _ => c,
+                }
+            })
+            .collect();
+    }
+    key
+}
+
 /// A path as this platform writes it. Windows accepts `/` and `\` alike, but a
 /// path joined from `Z:/state` and a file name reads `Z:/state\api-token-…`,
 /// so every path here is turned into backslashes first and a trace or message
@@ -274,6 +341,57 @@ mod tests {
         assert_eq!(Platform::Windows.home_variable(), "USERPROFILE");
         assert_eq!(Platform::MacOs.state_variables(), ["HOME"]);
         assert_eq!(Platform::Xdg.state_variables(), ["XDG_STATE_HOME", "HOME"]);
+    }
+
+    #[test]
+    fn spellings_of_one_folder_share_a_key() {
+        let key = folder_key;
+        assert_eq!(key("/h/.local/state/resmon/", Platform::Xdg), "/h/.local/state/resmon");
+        assert_eq!(key("/h//.local///state/resmon//", Platform::Xdg), "/h/.local/state/resmon");
+        assert_eq!(key("/", Platform::Xdg), "/");
+        assert_eq!(key("//", Platform::Xdg), "//");
+        // Case counts on Linux, and not on macOS or Windows.
+        assert_ne!(key("/h/Resmon", Platform::Xdg), key("/h/resmon", Platform::Xdg));
+        assert_eq!(
+            key("/Users/Me/library/Application Support/RESMON/", Platform::MacOs),
+            key("/Users/me/Library/Application Support/resmon", Platform::MacOs)
+        );
+        let windows = key(r"C:\Users\me\AppData\Local\resmon", Platform::Windows);
+        assert_eq!(windows, r"c:\users\me\appdata\local\resmon");
+        for other in [
+            "C:/Users/me/AppData/Local/resmon",
+            "C:/Users/me/AppData/Local/resmon/",
+            r"c:\USERS\Me\appdata\local\Resmon\",
+            r"C:\Users\\me\AppData/Local\resmon\\",
+        ] {
+            assert_eq!(key(other, Platform::Windows), windows, "{other}");
+        }
+        assert_eq!(key(r"C:\", Platform::Windows), r"c:\");
+        assert_eq!(key("C:/", Platform::Windows), r"c:\");
+        assert_eq!(key(r"\\server\share\x\", Platform::Windows), r"\\server\share\x");
+        // Only one-to-one case mappings: "ß" is not "ss", and "İ" stays.
+        assert_ne!(key(r"C:\Straße", Platform::Windows), key(r"C:\STRASSE", Platform::Windows));
+        assert_eq!(key("C:\\\u{130}", Platform::Windows), "c:\\\u{130}");
+    }
+
+    #[test]
+    fn a_named_state_dir_is_the_default_only_when_it_is_that_folder() {
+        let home = std::env::temp_dir().join("resmon-home");
+        let home = home.to_str().unwrap();
+        let env = |state_dir: Option<String>| Environment {
+            home: Some(home.into()),
+            state_dir,
+            ..Environment::default()
+        };
+        assert_eq!(state_dir_is_default(&env(None)), None);
+        let default = default_state_dir(Platform::current(), &env(None)).unwrap();
+        let default = default.to_str().unwrap();
+        assert_eq!(state_dir_is_default(&env(Some(default.into()))), Some(true));
+        assert_eq!(state_dir_is_default(&env(Some(format!("{default}/")))), Some(true));
+        assert_eq!(state_dir_is_default(&env(Some(format!("{default}/elsewhere")))), Some(false));
+        // A default that cannot be worked out is never matched.
+        let homeless = Environment { state_dir: Some(default.into()), ..Environment::default() };
+        assert_eq!(state_dir_is_default(&homeless), Some(false));
     }
 
     #[test]

@@ -464,3 +464,219 @@ fn a_value_that_is_not_unicode_is_refused_by_name() {
         assert!(fake.requests().is_empty(), "{name}: nothing may be sent anywhere");
     }
 }
+
+/// A home whose default state folder (the XDG one, as on Linux) holds a live
+/// resmon, with its port file and token there, as the packaged app leaves them.
+fn resmon_in_the_default_folder() -> (TempDir, std::path::PathBuf, crate::fake_backend::FakeBackend) {
+    let home = TempDir::new();
+    let default = home.path().join(".local/state/resmon");
+    std::fs::create_dir_all(&default).unwrap();
+    let fake = start_fake_at(&default);
+    (home, default, fake)
+}
+
+fn call_at_home(home: &Path, env: &[(String, String)]) -> Run {
+    let started = Instant::now();
+    let output = Launch::new(env).args(["call", "health", "{}"]).home(home).output();
+    let took = started.elapsed();
+    printed_answer("health", &output);
+    Run {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        took,
+    }
+}
+
+/// A state folder other than the default names no instance (contract-notes
+/// 1): with nothing naming a port, the default port file is not read, even
+/// though it names a live resmon and the named folder holds a token for it.
+/// With RESMON_PORT_FILE or RESMON_PORT beside it, the named instance is used.
+#[test]
+fn a_state_dir_other_than_the_default_names_no_instance() {
+    let (home, _default, at_default) = resmon_in_the_default_folder();
+    let elsewhere = TempDir::new();
+    let other = start_fake_at(elsewhere.path());
+    // Were the default port file read, this token would let the call through.
+    std::fs::copy(at_default.token_file(), elsewhere.path().join(format!("api-token-{}", at_default.port())))
+        .unwrap();
+    let state_only = vars(&[("RESMON_STATE_DIR", show(elsewhere.path()))]);
+    let run = call_at_home(home.path(), &state_only);
+    assert_eq!(run.code, Some(1), "{}{}", run.stdout, run.stderr);
+    assert!(run.took < PROMPTLY, "took {:?}", run.took);
+    let answer = run.json();
+    assert_eq!(answer["error"], "backend_unavailable", "{answer}");
+    assert_eq!(answer["tried"], json!([]), "{answer}");
+    assert_eq!(answer["no_port_named"], true, "{answer}");
+    assert_eq!(answer["detail"]["problem"], "state_dir_names_no_port", "{answer}");
+    assert_eq!(answer["detail"]["state_dir"], show(elsewhere.path()), "{answer}");
+    let text = message(&answer);
+    for needle in
+        ["A state directory names no instance", "Set RESMON_PORT", "RESMON_PORT_FILE to the port file"]
+    {
+        assert!(text.contains(needle), "{needle:?} missing: {text}");
+    }
+    assert!(text.contains(&show(&home.path().join(".local/state/resmon"))), "the default is named: {text}");
+    assert!(!text.contains("not running"), "{text}");
+    assert!(at_default.requests().is_empty(), "the default instance was reached");
+    assert!(other.requests().is_empty(), "nothing named the other instance's port");
+
+    // --check says the same, and its trace says why the port file was left alone.
+    let check = Launch::new(&state_only).args(["--check"]).home(home.path()).output();
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("default state directory: ")
+            && stdout.contains("not the folder RESMON_STATE_DIR names; a state directory names no instance"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("port file /"), "a port file was read: {stdout}");
+    assert!(stdout.contains("A state directory names no instance"), "{stdout}");
+    assert!(at_default.requests().is_empty(), "--check reached the default instance");
+
+    // Naming the port as well reaches the named instance, and only it.
+    let with_file =
+        vars(&[("RESMON_STATE_DIR", show(elsewhere.path())), ("RESMON_PORT_FILE", show(&other.port_file()))]);
+    let with_port =
+        vars(&[("RESMON_STATE_DIR", show(elsewhere.path())), ("RESMON_PORT", other.port().to_string())]);
+    for env in [with_file, with_port] {
+        let run = call_at_home(home.path(), &env);
+        assert_eq!(run.code, Some(0), "{env:?}: {}{}", run.stdout, run.stderr);
+        assert_eq!(run.json()["identity"]["runtime_id"], other.runtime_id());
+    }
+    assert!(at_default.requests().is_empty(), "the default instance was reached");
+}
+
+/// The default state folder named however a person may write it is still the
+/// default: its port file is read and the instance there answers.
+#[test]
+fn the_default_state_dir_spelled_differently_is_still_the_default() {
+    let (home, default, fake) = resmon_in_the_default_folder();
+    let home_text = show(home.path());
+    let spellings = [
+        show(&default),
+        format!("{}/", show(&default)),
+        format!("{home_text}//.local/state//resmon//"),
+        format!("{home_text}/.local/./state/resmon"),
+        // Relative to the working directory, made absolute before comparing.
+        ".local/state/resmon/".to_string(),
+    ];
+    for spelling in &spellings {
+        let output = Launch::new(&vars(&[("RESMON_STATE_DIR", spelling)]))
+            .args(["call", "health", "{}"])
+            .home(home.path())
+            .cwd(home.path())
+            .output();
+        let answer = printed_answer("health", &output);
+        assert_eq!(output.status.code(), Some(0), "{spelling}: {answer}");
+        assert_eq!(answer["identity"]["runtime_id"], fake.runtime_id(), "{spelling}");
+    }
+    let check = Launch::new(&vars(&[("RESMON_STATE_DIR", format!("{}/", show(&default)))]))
+        .args(["--check"])
+        .home(home.path())
+        .output();
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("the folder RESMON_STATE_DIR names, so its port file is read"), "{stdout}");
+    // Linux file systems tell case apart: there another case is another folder.
+    if cfg!(not(any(windows, target_os = "macos"))) {
+        fake.clear_requests();
+        let run = call_at_home(
+            home.path(),
+            &vars(&[("RESMON_STATE_DIR", format!("{home_text}/.local/state/Resmon"))]),
+        );
+        assert_eq!(run.json()["detail"]["problem"], "state_dir_names_no_port", "{}", run.stdout);
+        assert!(fake.requests().is_empty());
+    }
+    // A default taken from XDG_STATE_HOME, spelled with a trailing separator.
+    let xdg = home.path().join("xdg state");
+    let at_xdg = start_fake_at(&xdg.join("resmon"));
+    let env =
+        vars(&[("XDG_STATE_HOME", show(&xdg)), ("RESMON_STATE_DIR", format!("{}/resmon/", show(&xdg)))]);
+    let run = call_at_home(home.path(), &env);
+    assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["identity"]["runtime_id"], at_xdg.runtime_id());
+}
+
+/// When the default state folder cannot be worked out, a named state folder
+/// cannot be shown to be it, and is refused the same way, saying why.
+#[test]
+fn without_a_default_a_named_state_dir_is_not_taken_for_it() {
+    let dir = TempDir::new();
+    let output = Launch::new(&vars(&[("RESMON_STATE_DIR", show(dir.path()))]))
+        .args(["call", "health", "{}"])
+        .without_home()
+        .output();
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(answer["no_port_named"], true, "{answer}");
+    assert_eq!(answer["detail"]["problem"], "state_dir_names_no_port", "{answer}");
+    assert_eq!(answer["detail"]["default_state_dir"], Value::Null, "{answer}");
+    let text = message(&answer);
+    assert!(text.contains("cannot be shown to be the default state directory"), "{text}");
+    assert!(text.contains("(neither XDG_STATE_HOME nor HOME is set)"), "{text}");
+}
+
+/// docs/setup.md's Claude Desktop block names the macOS default state folder
+/// and no port. It is run as printed, with only the example user's folder
+/// replaced; on Linux XDG_STATE_HOME puts the default in the same place, so
+/// the same block is the default there too (on macOS HOME alone does).
+#[test]
+fn the_macos_registration_in_setup_md_connects_as_printed() {
+    let setup = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/setup.md")).unwrap();
+    let section = setup.split("\n## Claude Desktop and Cursor\n").nth(1).unwrap();
+    let block = section.split("```json\n").nth(1).unwrap().split("```").next().unwrap();
+    let home = TempDir::new();
+    let server: Value = serde_json::from_str(&block.replace("/Users/me", &show(home.path()))).unwrap();
+    let server = &server["mcpServers"]["resmon"];
+    let mut env: Vec<(String, String)> = server["env"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(key, value)| (key.clone(), value.as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(env.len(), 1, "the block names the state folder only: {block}");
+    let folder = Path::new(&env[0].1).to_path_buf();
+    assert!(folder.ends_with("Library/Application Support/resmon"), "{block}");
+    let fake = start_fake_at(&folder);
+    env.push(("XDG_STATE_HOME".into(), show(folder.parent().unwrap())));
+    let run = call_at_home(home.path(), &env);
+    assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["identity"]["runtime_id"], fake.runtime_id());
+    // The same block pointed at another folder is refused, and says to name the port.
+    let moved = vec![("RESMON_STATE_DIR".to_string(), show(&home.path().join("elsewhere")))];
+    let run = call_at_home(home.path(), &[moved, env[1..].to_vec()].concat());
+    assert!(message(&run.json()).contains("names no instance"), "{}", run.stdout);
+}
+
+/// Until its health answer confirms it, a listener on the named port is not
+/// called resmon: the answer names the port and what named it.
+#[test]
+fn a_listener_that_never_confirmed_is_not_called_resmon() {
+    use crate::fake_backend::Fault;
+    let fake = start_fake();
+    for fault in [Fault::Hang, Fault::ResetMidBody, Fault::Html500] {
+        fake.set_fault_for("GET", "/api/health", fault.clone());
+        let answer = refused_or_tried(&env_for(&fake));
+        let text = message(&answer);
+        assert!(!text.contains("resmon at") && !text.contains("resmon's answer"), "{fault:?}: {text}");
+        assert!(text.contains("names the right instance"), "{fault:?}: {text}");
+        assert!(text.contains(&format!("port {}", fake.port())), "{fault:?}: {text}");
+        assert!(text.contains(&show(&fake.port_file())), "{fault:?}: what named the port: {text}");
+        fake.clear_faults();
+    }
+    // Named by RESMON_PORT, the sentence says so.
+    fake.set_fault_for("GET", "/api/health", Fault::Hang);
+    let env =
+        vars(&[("RESMON_PORT", fake.port().to_string()), ("RESMON_STATE_DIR", show(&fake.state_dir()))]);
+    let answer = refused_or_tried(&env);
+    assert!(message(&answer).contains("RESMON_PORT names that port"), "{answer}");
+}
+
+/// `call health` that fails after something was tried on the named port.
+fn refused_or_tried(env: &[(String, String)]) -> Value {
+    let run = run(&["call", "health", "{}"], env, b"", false);
+    assert_eq!(run.code, Some(1), "{}{}", run.stdout, run.stderr);
+    let answer = run.json();
+    assert_eq!(answer["error"], "backend_unavailable", "{answer}");
+    answer
+}
