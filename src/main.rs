@@ -30,7 +30,9 @@ Environment:
   RESMON_PORT             port of the resmon to use (wins over the port file)
   RESMON_PORT_FILE        path of the port file resmon writes on start-up
   RESMON_DB_PATH          database path; its folder holds resmon.port otherwise
-  RESMON_STATE_DIR        resmon's state folder (token files); default per OS
+  RESMON_STATE_DIR        resmon's state folder (token files); default per OS.
+                          It names no instance: a folder other than the default
+                          needs RESMON_PORT_FILE or RESMON_PORT beside it
   RESMON_MCP_READ_ONLY=1  offer and run only the 18 read tools
   RESMON_MCP_TIMEOUT_MS   lower the per-call bound (at most 30000)
 
