@@ -255,6 +255,50 @@ def docs_registrations(state_folder):
                         json.dumps({"mcpServers": {"resmon": server}}))
 
 
+def state_dir_cases(local, default_fake, default_health, fake, linux_health):
+    """RESMON_STATE_DIR on Windows (contract-notes 1): the default folder
+    written another way (other letter case, a trailing separator, the other
+    slash) is still the default, and its port file is read; another folder
+    with nothing naming a port is refused and the default port file is left
+    alone; with RESMON_PORT_FILE or RESMON_PORT beside it, the named
+    instance answers."""
+    default = local + "\\resmon"
+    for form, spelling in (("other case and a trailing backslash", default.upper() + "\\"),
+                           ("forward slashes and a trailing slash", default.replace("\\", "/") + "/"),
+                           ("lower case with forward slashes", default.lower().replace("\\", "/"))):
+        run_ = exe(["call", "health", "{}"], {"RESMON_STATE_DIR": spelling})
+        record(f"RESMON_STATE_DIR naming the default folder with {form} reads the default port file",
+               run_.code == 0 and run_.stdout == default_health.stdout and default_health.code == 0,
+               f"{spelling}: {run_!r}")
+    check = exe(["--check"], {"RESMON_STATE_DIR": default.upper() + "\\"})
+    record("--check says the default folder, spelled otherwise, is the one RESMON_STATE_DIR names",
+           check.code == 0 and "the folder RESMON_STATE_DIR names, so its port file is read" in check.text(),
+           repr(check))
+
+    # A folder of its own holding a token for the default instance's port:
+    # had the default port file been read, the call would have gone through.
+    named = os.path.join(WORK, "named state")
+    os.makedirs(named)
+    default_unix = os.path.dirname(default_fake.port_file)
+    shutil.copy(os.path.join(default_unix, f"api-token-{default_fake.port}"), named)
+    for form, style in (("Z:\\", zb), ("Z:/", zf)):
+        answer = refusal(f"RESMON_STATE_DIR naming another folder ({form}) with no port named is refused",
+                         exe(["call", "health", "{}"], {"RESMON_STATE_DIR": style(named)}),
+                         "A state directory names no instance", "Set RESMON_PORT", "RESMON_PORT_FILE",
+                         problem="state_dir_names_no_port")
+        record(f"that refusal says no port was named and nothing was tried ({form})",
+               answer.get("no_port_named") is True and answer.get("tried") == [], repr(answer))
+    check = exe(["--check"], {"RESMON_STATE_DIR": zb(named)})
+    record("--check's trace says why the default port file was not read",
+           check.code == 1 and "not the folder RESMON_STATE_DIR names; a state directory names no instance" in check.text()
+           and not any(line.strip().startswith("port file ") for line in check.text().splitlines()), repr(check))
+    for form, env in (("RESMON_PORT_FILE", {"RESMON_STATE_DIR": zf(fake.state_dir), "RESMON_PORT_FILE": zf(fake.port_file)}),
+                      ("RESMON_PORT", {"RESMON_STATE_DIR": zb(fake.state_dir), "RESMON_PORT": str(fake.port)})):
+        run_ = exe(["call", "health", "{}"], env)
+        record(f"another state folder with {form} beside it reaches that instance",
+               run_.code == 0 and run_.stdout == linux_health.stdout, repr(run_))
+
+
 def main():
     started = time.monotonic()
     os.makedirs(PREFIX)
@@ -340,6 +384,7 @@ def main():
            default_health.code == 0 and expected in default_check.text(),
            f"{default_check!r} {default_health!r}")
     docs_registrations(local + "\\resmon")
+    state_dir_cases(local, default_fake, default_health, fake, linux_health)
     default_fake.stop()
 
     # Bad inputs. Each must be answered at once, with what it really is.
