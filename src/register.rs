@@ -9,7 +9,7 @@
 //! POSIX shell words for the command lines, JSON strings, TOML basic strings.
 //! The token is never part of a registration: the server reads it itself.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
@@ -31,6 +31,8 @@ pub(crate) struct Registration {
     pub env: Vec<(String, String)>,
     /// Read-only sessions offer no write tool, so nothing needs a permission rule.
     pub read_only: bool,
+    /// Sentences about what was changed or left out of `env`, and why.
+    pub notes: Vec<String>,
 }
 
 /// Adds the registrations to a connected report; a report that did not
@@ -63,11 +65,13 @@ pub(crate) fn attach(report: &mut Report, config: &Config, trace: &Trace) {
     };
     report.text.push_str(&registration.human_text());
     report.json["register"] = registration.to_json();
+    report.json["register_approval"] = registration.approval_json();
+    report.json["register_notes"] = json!(registration.notes);
 }
 
 impl Registration {
     pub fn new(command: String, config: &Config, trace: &Trace) -> Registration {
-        let mut env = discovery_variables(&config.env, trace);
+        let (mut env, notes) = discovery_variables(&config.env, trace);
         // Not discovery, but the mode this check ran in: a registration that
         // silently dropped read-only would hand writes to a harness chosen
         // because it cannot ask a person.
@@ -77,7 +81,7 @@ impl Registration {
         if config.request_timeout < MAX_REQUEST_TIMEOUT {
             env.push(("RESMON_MCP_TIMEOUT_MS".into(), config.request_timeout.as_millis().to_string()));
         }
-        Registration { command, env, read_only: config.read_only }
+        Registration { command, env, read_only: config.read_only, notes }
     }
 
     /// `claude mcp add` at user scope, so that the server is there in every
@@ -91,9 +95,50 @@ impl Registration {
         words.join(" ")
     }
 
-    /// A Codex `config.toml` fragment.
+    /// The Claude Code settings fragment that lets the read tools run without
+    /// a question: `permissions.allow` naming each read as the model sees it
+    /// (`mcp__resmon__<tool>`), taken from the tool table the way resmon's own
+    /// assistant pre-approves its reads (contract 1.0 "Write"). Every tool
+    /// it does not name, so each write, still asks. The same in read-only
+    /// mode, where the reads are all there is.
+    pub(crate) fn claude_code_allow(&self) -> String {
+        let allow: Vec<String> =
+            read_tools().map(|tool| format!("mcp__{SERVER_NAME}__{}", tool.name)).collect();
+        pretty(&json!({"permissions": {"allow": allow}}))
+    }
+
+    /// A Gemini CLI policy file that lets the read tools run without a
+    /// question (and offers them in headless runs, which offer no MCP tool
+    /// that nothing allows). It matches on `readOnlyHint`, which the listing
+    /// sets from the tool table (true exactly where `requires_confirmation`
+    /// is false); this is the rule tests/harnesses/gemini_cli.py tries with
+    /// Gemini CLI 0.61.0. A write matches no rule of it, so Gemini CLI's own
+    /// default applies: it asks in a session and leaves the tool out of a
+    /// headless run.
+    pub(crate) fn gemini_policy(&self) -> String {
+        format!(
+            "[[rule]]\nmcpName = \"{SERVER_NAME}\"\ntoolName = \"*\"\ntoolAnnotations = {{ readOnlyHint = true }}\n\
+             decision = \"allow\"\npriority = 100"
+        )
+    }
+
+    /// A Codex `config.toml` fragment. On the full surface it sets the
+    /// server's default approval mode to `writes`: Codex then asks before
+    /// every tool whose annotations do not say `readOnlyHint: true`, which
+    /// are exactly the seven with `requires_confirmation`. In its default
+    /// mode (`auto`) it would ask only before a tool marked destructive or
+    /// open-world, and four of the writes are truthfully neither. The key and
+    /// its place were checked against Codex 0.171.0 itself: under
+    /// `[mcp_servers.resmon]` it loads the config, and an unknown value there
+    /// is refused with "unknown variant …, expected one of `auto`, `prompt`,
+    /// `writes`, `approve` in `mcp_servers.resmon.default_tools_approval_mode`".
+    /// What `writes` means is Codex's rule as docs/setup.md gives it ("Codex:
+    /// approvals from annotations").
     pub(crate) fn codex(&self) -> String {
         let mut toml = format!("[mcp_servers.{SERVER_NAME}]\ncommand = {}\n", toml_string(&self.command));
+        if !self.read_only {
+            toml.push_str("default_tools_approval_mode = \"writes\"\n");
+        }
         if !self.env.is_empty() {
             toml.push_str(&format!("\n[mcp_servers.{SERVER_NAME}.env]\n"));
             for (key, value) in &self.env {
@@ -167,11 +212,82 @@ impl Registration {
     pub fn to_json(&self) -> Value {
         json!({
             "claude_code": self.claude_code(),
+            "claude_code_allow": self.claude_code_allow(),
             "codex": self.codex(),
             "json": self.json(),
             "gemini": self.gemini(),
+            "gemini_policy": self.gemini_policy(),
             "opencode": self.opencode(),
         })
+    }
+
+    /// One sentence per harness, keyed as in `to_json`: whether it asks
+    /// before a write with no help, and what the printed block adds.
+    pub fn approval_json(&self) -> Value {
+        Value::Object(
+            HARNESSES.iter().map(|harness| (harness.to_string(), json!(self.approval(harness)))).collect(),
+        )
+    }
+
+    /// What `harness` does before a read and before a write, registered as
+    /// printed. Each claim names where it comes from: tried here, the
+    /// harness's own documentation, or "not verified".
+    pub(crate) fn approval(&self, harness: &str) -> String {
+        let reads = read_tools().count();
+        let writes = tools::TOOLS.len() - reads;
+        // The writes Codex's default mode asks before: those its annotations
+        // mark destructive or open-world.
+        let codex_asks = tools::TOOLS
+            .iter()
+            .filter(|tool| tool.requires_confirmation && (tool.destructive || tool.open_world))
+            .count();
+        let documented = "by their documentation both ask before each tool call, reads included (Claude Desktop: \
+                          modelcontextprotocol.io \"Connect to local MCP servers\"; Cursor: its \"Agent security\" \
+                          page), not verified here";
+        if self.read_only {
+            let rest = match harness {
+                "claude_code" => format!(
+                    "Claude Code asks before each tool by default, and the permissions fragment lets the {reads} \
+                     reads run unasked"
+                ),
+                "codex" => format!("Codex runs the {reads} reads unasked"),
+                "json" => documented.to_string(),
+                "gemini" => format!(
+                    "Gemini CLI asks before each tool of a server it does not trust, and the policy file lets the \
+                     {reads} reads run unasked (and offers them in `-p`)"
+                ),
+                "opencode" => format!("opencode runs the {reads} reads unasked"),
+                _ => "not verified what it does before a read".to_string(),
+            };
+            return format!("read-only: no write is offered; {rest}");
+        }
+        let read_only_choice =
+            "RESMON_MCP_READ_ONLY=1 (`resmon-mcp --check --read-only` prints that registration)";
+        match harness {
+            "claude_code" => format!(
+                "Claude Code asks before every tool by default, reads included; with the permissions fragment the \
+                 {reads} reads run unasked and each of the {writes} writes still asks"
+            ),
+            "codex" => format!(
+                "Codex by default asks only before writes marked destructive or open-world ({codex_asks} of the \
+                 {writes}); `default_tools_approval_mode = \"writes\"` in this block makes it ask before all \
+                 {writes}, and the {reads} reads run unasked"
+            ),
+            "json" => format!(
+                "this block cannot carry an approval setting; {documented}; where nobody can answer, register with \
+                 {read_only_choice}"
+            ),
+            "gemini" => format!(
+                "Gemini CLI asks before each tool of a server it does not trust, reads included, and offers none in \
+                 `-p`; with the policy file the {reads} reads run unasked and each of the {writes} writes still asks \
+                 (left out in `-p`); `trust` or `--yolo` would run the writes unasked"
+            ),
+            "opencode" => format!(
+                "opencode runs every MCP tool unasked by default; the `permission` entries in this block make it \
+                 ask before each of the {writes} writes (`opencode run` rejects them), and the reads run unasked"
+            ),
+            _ => format!("not verified; where nobody can answer, register with {read_only_choice}"),
+        }
     }
 
     /// The closing part of `--check`'s human report. The blocks are not
@@ -202,34 +318,51 @@ impl Registration {
                  command lines below cannot be pasted in both; use the JSON or TOML block instead\n",
             );
         }
+        for note in &self.notes {
+            text.push_str(&format!("  note: {note}\n"));
+        }
         let gemini_heading = if self.gemini_line_is_faithful() {
-            "Gemini CLI (a command; user scope):".to_string()
+            "Gemini CLI (a command; user scope):"
         } else {
             "Gemini CLI (~/.gemini/settings.json: `gemini mcp add -e` would cut a value at its `=`):"
-                .to_string()
         };
+        let opencode_heading = if self.read_only {
+            "opencode (opencode.json):"
+        } else {
+            "opencode (opencode.json; asks before each write tool):"
+        };
+        // (heading, the harness whose approval line goes under it, block)
         let blocks = [
             (
-                "Claude Code (a command; user scope, so every project sees it):".to_string(),
+                "Claude Code (a command; user scope, so every project sees it):",
+                Some("claude_code"),
                 self.claude_code(),
             ),
-            ("Codex (~/.codex/config.toml):".to_string(), self.codex()),
             (
-                "Claude Desktop (claude_desktop_config.json) and Cursor (~/.cursor/mcp.json):".to_string(),
+                "Claude Code permissions (merge into ~/.claude/settings.json; lets the reads run unasked):",
+                None,
+                self.claude_code_allow(),
+            ),
+            ("Codex (~/.codex/config.toml):", Some("codex"), self.codex()),
+            (
+                "Claude Desktop (claude_desktop_config.json) and Cursor (~/.cursor/mcp.json):",
+                Some("json"),
                 self.json(),
             ),
-            (gemini_heading, self.gemini()),
+            (gemini_heading, Some("gemini"), self.gemini()),
             (
-                if self.read_only {
-                    "opencode (opencode.json):".to_string()
-                } else {
-                    "opencode (opencode.json; asks before each write tool):".to_string()
-                },
-                self.opencode(),
+                "Gemini CLI policy (~/.gemini/policies/resmon.toml; lets the reads run unasked):",
+                None,
+                self.gemini_policy(),
             ),
+            (opencode_heading, Some("opencode"), self.opencode()),
         ];
-        for (heading, block) in blocks {
-            text.push_str(&format!("\n{heading}\n{block}\n"));
+        for (heading, harness, block) in blocks {
+            text.push_str(&format!("\n{heading}\n"));
+            if let Some(harness) = harness {
+                text.push_str(&format!("  approval: {}\n", self.approval(harness)));
+            }
+            text.push_str(&format!("{block}\n"));
         }
         text
     }
@@ -239,12 +372,23 @@ impl Registration {
     }
 }
 
+/// The harnesses, as keyed in `--check --json`'s `register` and `register_approval`.
+const HARNESSES: [&str; 5] = ["claude_code", "codex", "json", "gemini", "opencode"];
+
+/// The read tools, in the table's order: every tool resmon runs without a
+/// person's confirmation.
+fn read_tools() -> impl Iterator<Item = &'static tools::Tool> {
+    tools::TOOLS.iter().copied().filter(|tool| !tool.requires_confirmation)
+}
+
 /// The discovery variables that were set and that discovery consulted: the
 /// trace names each variable it looked at, and a set variable it never
 /// reached (RESMON_PORT_FILE when RESMON_PORT named the port) stays out.
 /// Paths are made absolute, because a harness starts the server in a working
 /// directory of its own.
-fn discovery_variables(env: &Environment, trace: &Trace) -> Vec<(String, String)> {
+///
+/// Returns the variables and the notes that say what was changed.
+fn discovery_variables(env: &Environment, trace: &Trace) -> (Vec<(String, String)>, Vec<String>) {
     let variables = [
         ("RESMON_PORT", env.port.as_ref(), false),
         ("RESMON_PORT_FILE", env.port_file.as_ref(), true),
@@ -280,7 +424,55 @@ fn discovery_variables(env: &Environment, trace: &Trace) -> Vec<(String, String)
         }
         out.push(("RESMON_STATE_DIR".into(), dir));
     }
-    out
+    let notes = name_the_port(&mut out, env, platform);
+    (out, notes)
+}
+
+/// A state directory names no instance (contract 1.0 "The local API token";
+/// contract-notes 1), so a registration never carries RESMON_STATE_DIR
+/// without RESMON_PORT or RESMON_PORT_FILE. When discovery found the port
+/// through a port file that no such variable named, that file is named:
+/// the one beside RESMON_DB_PATH (which it then replaces, being the only
+/// thing discovery read it for), or the one in the default state directory.
+/// Where neither can be worked out, RESMON_STATE_DIR is left out and a note
+/// says to register it together with the port. No port number is invented.
+fn name_the_port(out: &mut Vec<(String, String)>, env: &Environment, platform: Platform) -> Vec<String> {
+    let has = |out: &[(String, String)], name: &str| out.iter().any(|(key, _)| key == name);
+    if !has(out, "RESMON_STATE_DIR") || has(out, "RESMON_PORT") || has(out, "RESMON_PORT_FILE") {
+        return Vec::new();
+    }
+    let beside_database = out.iter().position(|(key, _)| key == "RESMON_DB_PATH");
+    if let Some(at) = beside_database {
+        let database = PathBuf::from(&out[at].1);
+        let folder = database.parent().map(Path::to_path_buf).unwrap_or_default();
+        if let Some(file) = folder.join("resmon.port").to_str().map(str::to_string) {
+            out[at] = ("RESMON_PORT_FILE".into(), file);
+            return vec![
+                "RESMON_DB_PATH is registered as the port file beside the database (RESMON_PORT_FILE), the file \
+                 discovery read the port from, so that RESMON_STATE_DIR goes with what names the port"
+                    .to_string(),
+            ];
+        }
+    } else if let Some(file) = default_state_dir(platform, env)
+        .map(|dir| absolute(&dir.join("resmon.port").to_string_lossy()))
+        .filter(|file| !file.contains('\u{FFFD}'))
+    {
+        let at = out.iter().position(|(key, _)| key == "RESMON_STATE_DIR").unwrap_or(out.len());
+        out.insert(at, ("RESMON_PORT_FILE".into(), file));
+        return vec![
+            "RESMON_PORT_FILE names the port file in the default state directory, which discovery read, so that \
+             RESMON_STATE_DIR goes with what names the port"
+                .to_string(),
+        ];
+    }
+    let dir =
+        out.iter().find(|(key, _)| key == "RESMON_STATE_DIR").map(|(_, dir)| dir.clone()).unwrap_or_default();
+    out.retain(|(key, _)| key != "RESMON_STATE_DIR");
+    vec![format!(
+        "RESMON_STATE_DIR ({dir}) was left out: nothing named the port, and the port file discovery read cannot be \
+         written out; register it together with RESMON_PORT_FILE (the resmon.port file that resmon writes) or \
+         RESMON_PORT"
+    )]
 }
 
 fn absolute(path: &str) -> String {
@@ -372,6 +564,7 @@ mod tests {
                 ("RESMON_PORT_FILE".into(), "C:\\odd \"quoted\"\tname\u{7}\\resmon.port".into()),
             ],
             read_only: false,
+            notes: Vec::new(),
         }
     }
 
@@ -432,8 +625,61 @@ mod tests {
         let full: Value = serde_json::from_str(&registration.opencode()).unwrap();
         assert_eq!(full["permission"].as_object().unwrap().len(), 7);
         assert_eq!(full["permission"]["resmon_update_settings"], "ask");
+        let codex: toml::Table = registration.codex().parse().unwrap();
+        assert_eq!(codex["mcp_servers"]["resmon"]["default_tools_approval_mode"].as_str(), Some("writes"));
         registration.read_only = true;
         let read_only: Value = serde_json::from_str(&registration.opencode()).unwrap();
         assert!(read_only.get("permission").is_none());
+        let codex: toml::Table = registration.codex().parse().unwrap();
+        assert!(codex["mcp_servers"]["resmon"].get("default_tools_approval_mode").is_none());
+    }
+
+    fn environment(pairs: &[(&str, &str)]) -> Environment {
+        let mut env = Environment::default();
+        for (key, value) in pairs {
+            let value = Some(value.to_string());
+            match *key {
+                "RESMON_PORT" => env.port = value,
+                "RESMON_PORT_FILE" => env.port_file = value,
+                "RESMON_DB_PATH" => env.db_path = value,
+                "RESMON_STATE_DIR" => env.state_dir = value,
+                "HOME" => env.home = value,
+                other => panic!("{other}"),
+            }
+        }
+        env
+    }
+
+    fn keys(out: &[(String, String)]) -> Vec<&str> {
+        out.iter().map(|(key, _)| key.as_str()).collect()
+    }
+
+    /// The state directory never goes without what names the port, and a
+    /// registration that names the port already is left as it is.
+    #[test]
+    #[cfg(unix)]
+    fn a_state_directory_is_registered_with_what_names_the_port() {
+        let pair = |key: &str, value: &str| (key.to_string(), value.to_string());
+        let env = environment(&[("HOME", "/home/ann")]);
+        let mut out = vec![pair("RESMON_PORT", "7000"), pair("RESMON_STATE_DIR", "/s")];
+        assert!(name_the_port(&mut out, &env, Platform::Xdg).is_empty());
+        assert_eq!(keys(&out), ["RESMON_PORT", "RESMON_STATE_DIR"]);
+
+        let mut out = vec![pair("RESMON_DB_PATH", "/data/resmon.db"), pair("RESMON_STATE_DIR", "/s")];
+        let notes = name_the_port(&mut out, &env, Platform::Xdg);
+        assert_eq!(out, [pair("RESMON_PORT_FILE", "/data/resmon.port"), pair("RESMON_STATE_DIR", "/s")]);
+        assert!(notes[0].contains("RESMON_DB_PATH"), "{notes:?}");
+
+        let mut out = vec![pair("RESMON_STATE_DIR", "/home/ann/.local/state/resmon")];
+        name_the_port(&mut out, &env, Platform::Xdg);
+        assert_eq!(keys(&out), ["RESMON_PORT_FILE", "RESMON_STATE_DIR"]);
+        assert_eq!(out[0].1, "/home/ann/.local/state/resmon/resmon.port");
+
+        // No default folder can be worked out: the state directory is left
+        // out, and the note says to add the port with it.
+        let mut out = vec![pair("RESMON_STATE_DIR", "/s")];
+        let notes = name_the_port(&mut out, &Environment::default(), Platform::Xdg);
+        assert!(out.is_empty(), "{out:?}");
+        assert!(notes[0].contains("RESMON_PORT_FILE") && notes[0].contains("RESMON_PORT"), "{notes:?}");
     }
 }

@@ -1,9 +1,13 @@
-//! The registrations `--check` prints (issue 13 §2, issue 19 §5), each taken
-//! at its word: the command lines are split by a real shell into the argv a
+//! The registrations `--check` prints, each taken at its word: the command lines are split by a real shell into the argv a
 //! `claude` / `gemini` stand-in receives, the JSON blocks by serde_json and the
 //! TOML block by the `toml` crate. Each one then starts the server it
 //! describes, from a foreign working directory and an environment holding
 //! nothing else, and must list the tools and reach the fake resmon.
+//!
+//! Each carries the approval settings its harness can hold (the Codex
+//! approval mode, Claude Code's allow list, Gemini CLI's policy, opencode's
+//! `permission`), checked against the binary's own tools/list, and says in
+//! one line per harness what it asks before.
 //!
 //! The paths are the awkward ones users have: the state directory holds a
 //! space, the binary's folder a space and both kinds of quote (it is a copy of the real
@@ -194,7 +198,15 @@ fn run_launch(launch: &Registered, cwd: &Path, home: &Path) -> (Value, Value) {
 struct Printed {
     human: String,
     register: Value,
+    /// The whole `--check --json` report.
+    report: Value,
 }
+
+/// The keys of `register`, in the order the human form prints the blocks.
+const BLOCKS: [&str; 7] =
+    ["claude_code", "claude_code_allow", "codex", "json", "gemini", "gemini_policy", "opencode"];
+/// The harnesses `register_approval` speaks of, one line each.
+const HARNESSES: [&str; 5] = ["claude_code", "codex", "json", "gemini", "opencode"];
 
 fn printed(binary: &Path, env: &[(String, String)], cwd: &Path, home: &Path, fake: &FakeBackend) -> Printed {
     let human = check(binary, false, env, cwd, home);
@@ -208,16 +220,135 @@ fn printed(binary: &Path, env: &[(String, String)], cwd: &Path, home: &Path, fak
     }
     let register = report["register"].clone();
     let keys: Vec<&String> = register.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["claude_code", "codex", "json", "gemini", "opencode"]);
-    // The human form ends with the same blocks, verbatim, in the same order.
+    assert_eq!(keys, BLOCKS);
+    // One approval line per harness, printed in the human form too, above
+    // that harness's block; the blocks follow verbatim, in the same order.
+    let approval = report["register_approval"].as_object().unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(approval.keys().collect::<Vec<_>>(), HARNESSES, "{report}");
     let mut at = human_text.find("\nregistration: binary ").expect("a registration section");
-    for key in keys {
+    for key in BLOCKS {
+        if let Some(line) = approval.get(key) {
+            let line = format!("  approval: {}\n", line.as_str().unwrap());
+            let found =
+                human_text[at..].find(&line).unwrap_or_else(|| panic!("{line:?} missing: {human_text}"));
+            at += found + line.len();
+            let block = register[key].as_str().unwrap();
+            assert!(
+                human_text[at..].starts_with(block),
+                "{key}'s block follows its approval line: {human_text}"
+            );
+        }
         let block = register[key].as_str().unwrap();
         let found = human_text[at..].find(block).unwrap_or_else(|| panic!("{key} missing: {human_text}"));
         at += found + block.len();
     }
     assert_eq!(human_text[at..].trim(), "", "the registrations close the report");
-    Printed { human: human_text, register }
+    // Every note is printed, and none of the notes leaves a variable out silently.
+    for note in report["register_notes"].as_array().unwrap() {
+        assert!(human_text.contains(&format!("  note: {}\n", note.as_str().unwrap())), "{human_text}");
+    }
+    Printed { human: human_text, register, report }
+}
+
+/// The tools the binary lists, split into (reads, writes) by their
+/// `requires_confirmation`, each read also marked `readOnlyHint: true`.
+fn listed_reads_and_writes() -> (Vec<String>, Vec<String>) {
+    let mut session = crate::harness::Session::initialized(&[]);
+    let listing = session.request("tools/list", json!({}));
+    let (mut reads, mut writes) = (Vec::new(), Vec::new());
+    for tool in listing["result"]["tools"].as_array().unwrap() {
+        let name = tool["name"].as_str().unwrap().to_string();
+        match tool["requires_confirmation"].as_bool() {
+            Some(false) => {
+                assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
+                reads.push(name);
+            }
+            Some(true) => {
+                assert_eq!(tool["annotations"]["readOnlyHint"], false, "{tool}");
+                writes.push(name);
+            }
+            None => panic!("no requires_confirmation: {tool}"),
+        }
+    }
+    (reads, writes)
+}
+
+/// The rule tests/harnesses/gemini_cli.py hands Gemini CLI, read from that
+/// script, so that the printed policy is the one the harness stage tries.
+fn gemini_policy_the_harness_stage_tries() -> String {
+    let script =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/harnesses/gemini_cli.py"))
+            .unwrap();
+    let opening = "READ_ONLY_POLICY = \"\"\"\\\n";
+    let start = script.find(opening).expect("the policy constant") + opening.len();
+    let end = start + script[start..].find("\"\"\"").unwrap();
+    script[start..end].to_string()
+}
+
+/// What each printed block asks before, checked against the binary's own
+/// listing: Codex's approval mode, Claude Code's allow list (exactly the
+/// reads), Gemini CLI's policy (the one its harness run tries), opencode's
+/// `ask` (exactly the writes), and a line per harness saying so.
+fn approvals_hold(printed: &Printed, read_only: bool) {
+    let register = &printed.register;
+    let block = |key: &str| register[key].as_str().unwrap().to_string();
+    let (reads, writes) = listed_reads_and_writes();
+    assert_eq!((reads.len(), writes.len()), (18, WRITE_TOOLS.len()));
+
+    let codex: toml::Table =
+        block("codex").parse().unwrap_or_else(|error| panic!("{error}: {}", block("codex")));
+    let mode =
+        codex["mcp_servers"]["resmon"].get("default_tools_approval_mode").and_then(|mode| mode.as_str());
+    assert_eq!(mode, if read_only { None } else { Some("writes") }, "{}", block("codex"));
+
+    let allow: Value = serde_json::from_str(&block("claude_code_allow")).unwrap();
+    assert_eq!(allow.as_object().unwrap().len(), 1, "{allow}");
+    assert_eq!(allow["permissions"].as_object().unwrap().len(), 1, "{allow}");
+    let expected: Vec<String> = reads.iter().map(|name| format!("mcp__resmon__{name}")).collect();
+    assert_eq!(
+        strings(&allow["permissions"]["allow"]),
+        expected,
+        "exactly the reads, in the listing's order"
+    );
+
+    assert_eq!(format!("{}\n", block("gemini_policy")), gemini_policy_the_harness_stage_tries());
+    let policy: toml::Table = block("gemini_policy").parse().unwrap();
+    assert_eq!(policy["rule"][0]["decision"].as_str(), Some("allow"));
+
+    let (_, permission) = opencode_launch(&block("opencode"));
+    if read_only {
+        assert!(permission.is_null(), "a read-only session has no write to ask about: {permission}");
+    } else {
+        let mut asked: Vec<&str> = permission.as_object().unwrap().keys().map(String::as_str).collect();
+        asked.sort_unstable();
+        let mut expected: Vec<String> = writes.iter().map(|tool| format!("resmon_{tool}")).collect();
+        expected.sort_unstable();
+        assert_eq!(asked, expected);
+        assert!(permission.as_object().unwrap().values().all(|rule| rule == "ask"));
+    }
+
+    let line = |harness: &str| printed.report["register_approval"][harness].as_str().unwrap().to_string();
+    if read_only {
+        for harness in HARNESSES {
+            assert!(line(harness).starts_with("read-only: no write is offered"), "{}", line(harness));
+        }
+    } else {
+        assert!(line("claude_code").contains("asks before every tool by default"), "{}", line("claude_code"));
+        assert!(line("claude_code").contains("each of the 7 writes still asks"), "{}", line("claude_code"));
+        assert!(line("codex").contains("default_tools_approval_mode"), "{}", line("codex"));
+        assert!(line("codex").contains("ask before all 7"), "{}", line("codex"));
+        // run_sweep and run_routine reach the internet; update_settings is destructive.
+        assert!(line("codex").contains("(3 of the 7)"), "{}", line("codex"));
+        assert!(line("gemini").contains("each of the 7 writes still asks"), "{}", line("gemini"));
+        assert!(line("opencode").contains("runs every MCP tool unasked by default"), "{}", line("opencode"));
+        assert!(line("opencode").contains("ask before each of the 7 writes"), "{}", line("opencode"));
+        // A harness that is not tried here: its documentation, "not verified",
+        // and the read-only choice for where nobody can answer.
+        let json = line("json");
+        assert!(json.contains("cannot carry an approval setting"), "{json}");
+        assert!(json.contains("modelcontextprotocol.io") && json.contains("not verified here"), "{json}");
+        assert!(json.contains("RESMON_MCP_READ_ONLY=1") && json.contains("--read-only"), "{json}");
+    }
 }
 
 /// Every registration starts a server that lists `tools` tools and reaches
@@ -246,6 +377,12 @@ fn every_launch_works(
     let elsewhere = TempDir::new();
     let home = TempDir::new();
     for (name, launch) in &launches {
+        // A state directory names no instance: it never goes without the port.
+        let has = |key: &str| launch.env.iter().any(|(name, _)| name == key);
+        assert!(
+            !has("RESMON_STATE_DIR") || has("RESMON_PORT") || has("RESMON_PORT_FILE"),
+            "{name}: RESMON_STATE_DIR without what names the port: {launch:?}"
+        );
         let (listing, health) = run_launch(launch, elsewhere.path(), home.path());
         assert_eq!(listing["tools"].as_array().unwrap().len(), tools, "{name}: {listing}");
         assert_eq!(health["isError"], false, "{name} did not reach resmon: {health}");
@@ -292,14 +429,8 @@ fn every_printed_registration_starts_a_server_that_reaches_resmon() {
         assert!(launch.args.is_empty(), "{name}: {launch:?}");
         assert_eq!(sorted(&launch.env), sorted(&env), "{name}: exactly the variables discovery read");
     }
-    // opencode asks before exactly the tools the listing marks as writes.
-    let (_, permission) = opencode_launch(printed.register["opencode"].as_str().unwrap());
-    let mut asked: Vec<&str> = permission.as_object().unwrap().keys().map(String::as_str).collect();
-    asked.sort_unstable();
-    let mut writes: Vec<String> = WRITE_TOOLS.iter().map(|tool| format!("resmon_{tool}")).collect();
-    writes.sort_unstable();
-    assert_eq!(asked, writes);
-    assert!(permission.as_object().unwrap().values().all(|rule| rule == "ask"));
+    approvals_hold(&printed, false);
+    assert_eq!(printed.report["register_notes"], json!([]), "nothing was changed");
 }
 
 /// RESMON_PORT wins, so the port file it shadows is left out; a relative
@@ -334,8 +465,7 @@ fn registrations_carry_only_what_discovery_used_and_the_mode_in_force() {
     for (name, launch) in &launches {
         assert_eq!(sorted(&launch.env), sorted(&expected), "{name}");
     }
-    let (_, permission) = opencode_launch(printed.register["opencode"].as_str().unwrap());
-    assert!(permission.is_null(), "a read-only session has no write to ask about: {permission}");
+    approvals_hold(&printed, true);
     // The command line would have been read as Gemini CLI reads it, and lost data.
     let line = printed.register["claude_code"]
         .as_str()
@@ -363,27 +493,56 @@ fn a_check_that_does_not_connect_prints_no_registration() {
 }
 
 /// docs/setup.md's Claude Code allow list names exactly the tools the
-/// listing marks as reads, so that following it never pre-approves a write.
+/// listing marks as reads, so that following it never pre-approves a write;
+/// and its Codex approval key is the one the printed block carries.
 #[test]
 fn the_documented_claude_code_allow_list_is_exactly_the_reads() {
     let setup = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/setup.md")).unwrap();
-    let start = setup.find("{\"permissions\": {\"allow\": [").expect("the allow block in docs/setup.md");
-    let end = start + setup[start..].find("]}}").unwrap() + 3;
+    let start = setup.find("```json\n{\n  \"permissions\": {").expect("the allow block in docs/setup.md") + 8;
+    let end = start + setup[start..].find("```").unwrap();
     let block: Value = serde_json::from_str(&setup[start..end]).unwrap();
-    let mut allowed: Vec<String> = strings(&block["permissions"]["allow"]);
-    let mut session = crate::harness::Session::initialized(&[]);
-    let listing = session.request("tools/list", json!({}));
-    let mut reads: Vec<String> = listing["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|tool| tool["annotations"]["readOnlyHint"] == true)
-        .map(|tool| format!("mcp__resmon__{}", tool["name"].as_str().unwrap()))
-        .collect();
-    allowed.sort();
-    reads.sort();
+    let allowed: Vec<String> = strings(&block["permissions"]["allow"]);
+    let (reads, _) = listed_reads_and_writes();
+    let reads: Vec<String> = reads.iter().map(|name| format!("mcp__resmon__{name}")).collect();
     assert_eq!(reads.len(), 25 - WRITE_TOOLS.len());
     assert_eq!(allowed, reads);
+    assert!(setup.contains("default_tools_approval_mode = \"writes\""));
+}
+
+/// A state directory that discovery used with nothing naming the port (the
+/// default folder, named outright) is registered with the port file that
+/// discovery read there; a database path beside it is registered as that
+/// port file. Either way every printed launch reaches resmon.
+#[test]
+fn a_state_directory_is_registered_with_the_port_file_discovery_read() {
+    let home = TempDir::new();
+    let default = home.path().join(".local/state/resmon");
+    let fake = start_fake_at(&default);
+    let dir = TempDir::new();
+    let binary = awkward_binary(dir.path());
+    let state_dir = fake.state_dir().display().to_string();
+    let expected = pairs(&[
+        ("RESMON_PORT_FILE", &fake.port_file().display().to_string()),
+        ("RESMON_STATE_DIR", &state_dir),
+    ]);
+    let scratch = TempDir::new();
+    for (env, note) in [
+        (pairs(&[("RESMON_STATE_DIR", &state_dir)]), "the port file in the default state directory"),
+        (
+            pairs(&[
+                ("RESMON_DB_PATH", &fake.state_dir().join("resmon.db").display().to_string()),
+                ("RESMON_STATE_DIR", &state_dir),
+            ]),
+            "RESMON_DB_PATH is registered as the port file beside the database",
+        ),
+    ] {
+        let printed = printed(&binary, &env, dir.path(), home.path(), &fake);
+        let notes = printed.report["register_notes"].as_array().unwrap();
+        assert!(notes.iter().any(|line| line.as_str().unwrap().contains(note)), "{notes:?}");
+        for (name, launch) in every_launch_works(&printed, scratch.path(), &fake, 25) {
+            assert_eq!(sorted(&launch.env), sorted(&expected), "{name}");
+        }
+    }
 }
 
 /// A default state folder that only XDG_STATE_HOME gave is written out: a
