@@ -1191,6 +1191,22 @@ mod tests {
         assert!(!guard.message.is_empty());
     }
 
+    /// contract-notes 26: a failure reading a body after its status line
+    /// says which status arrived, and never that the outcome is unknown.
+    #[test]
+    fn a_body_failure_after_a_status_line_carries_that_status() {
+        let route = "POST /api/routines";
+        let stalled = ToolError::new(Code::BackendUnavailable, "stalled")
+            .with_detail("route", json!(route))
+            .with_detail("outcome_unknown", json!(true));
+        let error = after_status_line(stalled.clone(), 201, "timed_out");
+        assert!(!error.detail.contains_key("outcome_unknown"));
+        assert_eq!(error.detail["body_unread"], json!("timed_out"));
+        assert_eq!(answered_before_failing(&error, route), Some(201));
+        assert_eq!(answered_before_failing(&error, "GET /api/health"), None, "another request's");
+        assert_eq!(answered_before_failing(&stalled, route), None, "no status line arrived");
+    }
+
     #[test]
     fn a_non_json_body_is_an_upstream_error_that_does_not_repeat_it() {
         let error = reply(200, "application/json", "<html>oops</html>").json().unwrap_err();
