@@ -589,12 +589,15 @@ impl Backend {
             .iter()
             .filter_map(|(name, value)| Some((name.as_str().to_string(), value.to_str().ok()?.to_string())))
             .collect();
-        let bytes = response.body_mut().with_config().limit(MAX_BODY_BYTES).read_to_vec().map_err(
-            |error| match error {
-                ureq::Error::Timeout(_) => self.transport_error(&base, &route, error),
-                _ => body_error(&route, status, error),
-            },
-        )?;
+        let bytes =
+            response.body_mut().with_config().limit(MAX_BODY_BYTES).read_to_vec().map_err(|error| {
+                let unread = body_unread(&error);
+                let error = match error {
+                    ureq::Error::Timeout(_) => self.transport_error(&base, &route, error),
+                    _ => body_error(&route, status, error),
+                };
+                after_status_line(error, status, unread)
+            })?;
         let (caller_supplied, server_chosen) = self.provenance(query, body);
         Ok(Reply {
             status,
@@ -735,6 +738,44 @@ impl Backend {
             .with_top_level("tried", tried),
         }
     }
+}
+
+/// Why an answer's body could not be read whole, as `detail.body_unread`
+/// names it.
+fn body_unread(error: &ureq::Error) -> &'static str {
+    use std::io::ErrorKind;
+    match error {
+        ureq::Error::Timeout(_) | ureq::Error::BodyStalled => "timed_out",
+        ureq::Error::BodyExceedsLimit(_) => "too_large",
+        ureq::Error::Io(io)
+            if matches!(io.kind(), ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted) =>
+        {
+            "reset"
+        }
+        _ => "broke_off",
+    }
+}
+
+/// A failure reading the body of an answer whose status line had arrived.
+/// The status is part of what resmon said, so the error carries it and
+/// `body_unread`, and never `outcome_unknown`: for a write, a 2xx status is
+/// acceptance (contract-notes 26), which `answered_before_failing` reports.
+fn after_status_line(mut error: ToolError, status: u16, unread: &str) -> ToolError {
+    error.detail.remove("outcome_unknown");
+    error.detail.insert("status".into(), json!(status));
+    error.detail.insert("body_unread".into(), json!(unread));
+    error
+}
+
+/// The status line of `route`'s answer when `error` is a failure to read
+/// that answer's body, and `None` for any failure before a status arrived
+/// (or of another request of the same call).
+pub(crate) fn answered_before_failing(error: &ToolError, route: &str) -> Option<u16> {
+    error.detail.get("body_unread")?;
+    if error.detail.get("route").and_then(Value::as_str) != Some(route) {
+        return None;
+    }
+    error.detail.get("status").and_then(Value::as_u64).and_then(|status| u16::try_from(status).ok())
 }
 
 fn body_error(route: &str, status: u16, error: ureq::Error) -> ToolError {
@@ -1164,6 +1205,22 @@ mod tests {
         ));
         assert_eq!(guard.detail["reason"], "host_refused");
         assert!(!guard.message.is_empty());
+    }
+
+    /// contract-notes 26: a failure reading a body after its status line
+    /// says which status arrived, and never that the outcome is unknown.
+    #[test]
+    fn a_body_failure_after_a_status_line_carries_that_status() {
+        let route = "POST /api/routines";
+        let stalled = ToolError::new(Code::BackendUnavailable, "stalled")
+            .with_detail("route", json!(route))
+            .with_detail("outcome_unknown", json!(true));
+        let error = after_status_line(stalled.clone(), 201, "timed_out");
+        assert!(!error.detail.contains_key("outcome_unknown"));
+        assert_eq!(error.detail["body_unread"], json!("timed_out"));
+        assert_eq!(answered_before_failing(&error, route), Some(201));
+        assert_eq!(answered_before_failing(&error, "GET /api/health"), None, "another request's");
+        assert_eq!(answered_before_failing(&stalled, route), None, "no status line arrived");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! against its own input schema, talks to resmon through `Backend`, and
 //! returns the answer or a `ToolError`. Handlers know nothing of JSON-RPC.
 
+mod accepted;
 mod corpus;
 mod executions;
 mod exports;

@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::accepted::{self, Act, Sent};
 use super::{Tool, object};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
@@ -57,7 +58,7 @@ fn update_settings_output() -> Value {
             "group": {"type": "string"},
             "changed": {
                 "type": "object",
-                "description": "{key: {from, to}} for each group key that resmon reports differently after the write than before it, including keys nobody asked to change.",
+                "description": "{key: {from, to}} for each group key that resmon reports differently after the write than before it, including keys nobody asked to change; a credential-shaped key shows only {\"withheld\": true}.",
             },
             "requested": {"type": "object", "description": "The settings as asked for."},
             "unchanged_key_count": {"type": "integer", "description": "Keys of the group whose value is the same in both reads."},
@@ -88,27 +89,40 @@ fn update_settings(backend: &mut Backend, args: &Args) -> ToolResult {
     refuse_unusable_values(&requested)?;
     let sent = values_to_send(&requested, &before)?;
     let body = json!({"settings": Value::Object(sent.clone())});
-    backend.request_json(Method::Put, &path, &[], Some(&body))?;
-    // The PUT succeeded: whatever goes wrong next, the change is saved, and
-    // the answer must not read as if nothing happened.
+    let act = Act::Settings { group: group.to_string() };
+    // The PUT's body is never read for meaning: the read-back is the
+    // answer, so a 2xx is all that is taken from it (contract-notes 26).
+    let accepted = match accepted::send(backend, act, Method::Put, &path, Some(&body), None)? {
+        Sent::Refused(reply) => return Err(backend::status_error(&reply)),
+        Sent::Accepted(accepted) => accepted,
+    };
     let after = read_group(backend, group, &path).map_err(|error| {
-        let mut saved = ToolError::new(
-            error.code,
-            format!(
-                "The change to the {group} settings was saved (resmon accepted the write), but \
-                 reading the group back failed, so there is no before/after diff: {} Check the \
-                 values in resmon's settings before changing them again.",
-                error.message
-            ),
-        );
-        saved.detail = error.detail;
-        saved.top_level = error.top_level;
-        saved
-            .with_detail("applied", json!(true))
+        accepted
+            .fail("reading the group back failed, so there is no before/after diff", Some(error))
             .with_detail("group", json!(group))
-            .with_detail("requested", Value::Object(requested.clone()))
+            .with_detail("requested", Value::Object(echoed(&requested)))
     })?;
-    Ok(diff_answer(group, &requested, &sent, &before, &after))
+    let mut answer = diff_answer(group, &requested, &sent, &before, &after);
+    if !accepted.answer_was_read()
+        && let Some(detail) = answer.get_mut("detail")
+    {
+        *detail = json!(format!(
+            "{} resmon's answer to the write itself could not be read whole; the read-back above is \
+             what it holds.",
+            detail.as_str().unwrap_or_default()
+        ));
+    }
+    Ok(answer)
+}
+
+/// A settings map as it may be shown: a credential-shaped key (the same
+/// words the refusal on the way in uses) is named, and its value withheld.
+fn echoed(settings: &Map<String, Value>) -> Map<String, Value> {
+    settings.iter().map(|(key, value)| (key.clone(), shown(key, value.clone()))).collect()
+}
+
+fn shown(key: &str, value: Value) -> Value {
+    if policy::credential_word(key).is_some() { json!({"withheld": true}) } else { value }
 }
 
 /// Also enforced by the schema's enum; kept here so the guard does not rest
@@ -185,7 +199,14 @@ fn read_group(backend: &mut Backend, group: &str, path: &str) -> Result<Map<Stri
     // Every reachable group has keys; an empty one is not resmon's answer.
     match values.and_then(Value::as_object).filter(|values| !values.is_empty()) {
         Some(values) => Ok(values.clone()),
-        None => Err(backend::unexpected_shape(&format!("GET {path}"), "an object with a `settings` object")),
+        None if group == "embeddings" => Err(backend::unexpected_shape(
+            &format!("GET {path}"),
+            "an object whose `settings` object holds the group's keys",
+        )),
+        None => Err(backend::unexpected_shape(
+            &format!("GET {path}"),
+            "an object holding the group's keys and their values",
+        )),
     }
 }
 
@@ -248,7 +269,10 @@ fn as_boolean(key: &str, value: &Value) -> Result<Value, ToolError> {
         Value::String(text) if text.eq_ignore_ascii_case("false") => Ok(json!(false)),
         _ => Err(ToolError::invalid_argument(
             &format!("settings.{key}"),
-            format!("`{key}` is an on/off setting: send \"true\" or \"false\". Nothing was sent."),
+            format!(
+                "`{key}` is an on/off setting: send \"true\" or \"false\". The group was read, and no \
+                 change was sent."
+            ),
         )),
     }
 }
@@ -282,14 +306,20 @@ fn diff_answer(
         if from == to {
             unchanged += 1;
         } else {
-            changed.insert(key.clone(), json!({"from": from, "to": to}));
+            // A credential-shaped key is named, never shown with its values.
+            let entry = if policy::credential_word(key).is_some() {
+                json!({"withheld": true})
+            } else {
+                json!({"from": from, "to": to})
+            };
+            changed.insert(key.clone(), entry);
         }
     }
     let detail = summary(sent, &changed, after);
     json!({
         "group": group,
         "changed": changed,
-        "requested": requested,
+        "requested": echoed(requested),
         "unchanged_key_count": unchanged,
         "detail": detail,
     })

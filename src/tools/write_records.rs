@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::accepted::{self, Act, Sent};
 use super::rows;
 use super::{Tool, nullable, object};
 use crate::args::Args;
@@ -131,7 +132,7 @@ fn create_watch_profile_input() -> Value {
 fn create_watch_profile_output() -> Value {
     object(
         json!({
-            "basis_warning": nullable("How weak this profile's matches will be, or null with an ORCID. Repeat it."),
+            "basis_warning": nullable("How weak this profile's matches will be, or null when resmon gives none. Repeat it."),
             "detail": {"type": "string"},
             "profile": object(
                 json!({
@@ -157,25 +158,25 @@ fn switch_output() -> Value {
 
 fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     let body = routine_body(args)?;
-    let created = backend.request_json(Method::Post, "/api/routines", &[], Some(&body))?;
-    let Some(id) = created.get("id").and_then(Value::as_i64) else {
-        return Err(backend::unexpected_shape("POST /api/routines", "an object with an integer `id`"));
+    let act =
+        Act::Create { noun: "routine", tool: "create_routine", one: "get_routine", all: "list_routines" };
+    let mut accepted =
+        match accepted::send(backend, act, Method::Post, "/api/routines", Some(&body), Some("id"))? {
+            Sent::Refused(reply) => return Err(backend::status_error(&reply)),
+            Sent::Accepted(accepted) => accepted,
+        };
+    let created = accepted.object()?;
+    let Some(id) = accepted.id() else {
+        return Err(accepted.without_id(&created, "an integer `id`"));
     };
     // The routine exists from here on: whatever goes wrong reading it back,
-    // the answer says it was created and how to see it.
-    let created_note = |error: ToolError| {
-        error.with_detail("created_routine_id", json!(id)).with_detail(
-            "note",
-            json!(format!(
-                "Routine {id} was created, but reading it back failed; get_routine shows it. Do not \
-                 create it again."
-            )),
-        )
-    };
-    let record = backend.get_object(&format!("/api/routines/{id}"), &[]).map_err(created_note)?;
+    // the answer opens with its creation (contract-notes 26).
+    let record = backend
+        .get_object(&format!("/api/routines/{id}"), &[])
+        .map_err(|error| accepted.fail("reading it back failed", Some(error)))?;
     let routine = rows::routine_record(&format!("GET /api/routines/{id}"), &record)
         .map(Value::Object)
-        .map_err(created_note)?;
+        .map_err(|error| accepted.fail("its read-back could not be used", Some(error)))?;
     let warning = created.get("entity_warning").cloned().filter(Value::is_string).unwrap_or(Value::Null);
     let not_kept = not_kept(args, &body, &record, &routine);
     let mut detail = routine_detail(id, &routine, warning.as_str());
@@ -317,24 +318,58 @@ fn routine_detail(id: i64, routine: &Value, warning: Option<&str>) -> String {
 
 fn create_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
     let body = profile_body(args)?;
-    let profile = backend.request_json(Method::Post, "/api/profiles", &[], Some(&body))?;
-    let Some(id) = profile.get("id").and_then(Value::as_i64) else {
-        return Err(backend::unexpected_shape("POST /api/profiles", "a profile with an integer `id`"));
+    let act = Act::Create {
+        noun: "watch profile",
+        tool: "create_watch_profile",
+        one: "get_watch_profile",
+        all: "list_watch_profiles",
+    };
+    let mut accepted =
+        match accepted::send(backend, act, Method::Post, "/api/profiles", Some(&body), Some("id"))? {
+            Sent::Refused(reply) => return Err(backend::status_error(&reply)),
+            Sent::Accepted(accepted) => accepted,
+        };
+    let profile = accepted.object()?;
+    let Some(id) = accepted.id() else {
+        return Err(accepted.without_id(&profile, "an integer `id`"));
     };
     // The same row, by the same rule, as get_watch_profile shows it: its
     // JSON text decoded, and the warning resmon's or, when it sent none,
     // decided from the stored identifiers.
-    let profile = rows::decoded_profile(&profile);
+    let profile = rows::decoded_profile(&Value::Object(profile));
     let warning = profile.get("basis_warning").cloned().unwrap_or(Value::Null);
-    let detail = match warning.as_str() {
-        Some(warning) => format!("Watch profile {id} was created. {warning}"),
-        None => {
-            format!("Watch profile {id} was created with an ORCID, so matches can rest on the identifier.")
-        }
-    };
+    let detail = profile_detail(id, &profile, warning.as_str());
     // Placement is the point: the warning first, then again in the sentence a
     // caller is most likely to repeat (contract 1.0 "Watch profiles…").
     Ok(json!({"basis_warning": warning, "detail": detail, "profile": profile}))
+}
+
+/// The sentence about a created profile, from what resmon stored: its
+/// warning when it gave one; the ORCID only when the stored profile has
+/// one; otherwise what it does hold, and that resmon gave no warning.
+fn profile_detail(id: i64, profile: &Value, warning: Option<&str>) -> String {
+    if let Some(warning) = warning {
+        return format!("Watch profile {id} was created. {warning}");
+    }
+    if rows::orcid_of(profile).is_some() {
+        return format!(
+            "Watch profile {id} was created with an ORCID, so matches can rest on the identifier."
+        );
+    }
+    let schemes: Vec<String> = profile
+        .get("identifiers")
+        .and_then(Value::as_object)
+        .map(|identifiers| identifiers.keys().map(|scheme| format!("`{scheme}`")).collect())
+        .unwrap_or_default();
+    let held = if schemes.is_empty() {
+        "no identifier".to_string()
+    } else {
+        format!("no ORCID (its identifiers: {})", schemes.join(", "))
+    };
+    format!(
+        "Watch profile {id} was created. resmon stored it with {held} and gave no basis warning, so \
+         nothing it said tells how firm its matches will be; get_profile_matches shows the basis of each."
+    )
 }
 
 /// Always a person: the tool's arguments describe one (backend-facts 7,
@@ -383,11 +418,19 @@ fn deactivate_routine(backend: &mut Backend, args: &Args) -> ToolResult {
 
 fn switch_routine(backend: &mut Backend, args: &Args, action: &str) -> ToolResult {
     let routine_id = args.required_int("routine_id")?;
-    let route = format!("/api/routines/{routine_id}/{action}");
-    let answer = backend.request_json(Method::Post, &route, &[], None)?;
+    let path = format!("/api/routines/{routine_id}/{action}");
+    let act = Act::Switch { routine_id, on: action == "activate" };
+    let mut accepted = match accepted::send(backend, act, Method::Post, &path, None, Some("id"))? {
+        Sent::Refused(reply) => return Err(backend::status_error(&reply)),
+        Sent::Accepted(accepted) => accepted,
+    };
+    let answer = accepted.object()?;
+    let Some(id) = accepted.id() else {
+        return Err(accepted.without_id(&answer, "an integer `id`"));
+    };
     // The flag by the one rule for routine flags (contract-notes 20).
-    match (answer.get("id").and_then(Value::as_i64), rows::flag(answer.get("is_active"))) {
-        (Some(id), Some(is_active)) => Ok(json!({"id": id, "is_active": is_active})),
-        _ => Err(backend::unexpected_shape(&format!("POST {route}"), "`id` and a boolean `is_active`")),
+    match rows::flag(answer.get("is_active")) {
+        Some(is_active) => Ok(json!({"id": id, "is_active": is_active})),
+        None => Err(accepted.fail("its answer did not carry a boolean `is_active`", None)),
     }
 }

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::accepted::{self, Act, Sent};
 use super::{Tool, nullable, object};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method, Reply};
@@ -87,23 +88,35 @@ fn run_routine_output() -> Value {
 
 fn run_sweep(backend: &mut Backend, args: &Args) -> ToolResult {
     let body = sweep_body(args)?;
-    let reply = backend.send(Method::Post, "/api/search/sweep", &[], Some(&body))?;
-    if reply.status == 429 {
-        return Err(at_run_limit(&reply));
-    }
-    backend::success(&reply)?;
-    let answer = reply.json_object()?;
-    let Some(execution_id) = answer.get("execution_id").and_then(Value::as_i64) else {
-        return Err(backend::unexpected_shape(&reply.route, "an object with an integer `execution_id`"));
+    let path = "/api/search/sweep";
+    let mut accepted =
+        match accepted::send(backend, Act::Sweep, Method::Post, path, Some(&body), Some("execution_id"))? {
+            Sent::Refused(reply) if reply.status == 429 => return Err(at_run_limit(&reply)),
+            Sent::Refused(reply) => return Err(backend::status_error(&reply)),
+            Sent::Accepted(accepted) => accepted,
+        };
+    let answer = accepted.object()?;
+    let Some(execution_id) = accepted.id() else {
+        return Err(accepted.without_id(&answer, "an integer `execution_id`"));
     };
-    Ok(json!({
-        "execution_id": execution_id,
-        "duplicate": answer.get("duplicate").and_then(Value::as_bool).unwrap_or(false),
-        "detail": format!(
-            "Run {execution_id} started. Poll get_execution for its status; `interrupted` means the app \
-             stopped mid-run, not that the search failed."
-        ),
-    }))
+    let duplicate = match answer.get("duplicate") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(duplicate)) => *duplicate,
+        Some(_) => return Err(accepted.fail("its `duplicate` was neither true nor false", None)),
+    };
+    let follow = "Poll get_execution for its status; `interrupted` means the app stopped mid-run, not \
+        that the search failed.";
+    // A duplicate is resmon saying it already has this search as a run: no
+    // run was started by this call, and saying "started" would claim one.
+    let detail = if duplicate {
+        format!(
+            "resmon answered `duplicate: true`: it already has this search as run {execution_id}, so \
+             this call started no new run. {follow}"
+        )
+    } else {
+        format!("Run {execution_id} started. {follow}")
+    };
+    Ok(json!({"execution_id": execution_id, "duplicate": duplicate, "detail": detail}))
 }
 
 /// The route's own field names (`repositories`, not `sources`); optional
@@ -142,20 +155,23 @@ fn at_run_limit(reply: &Reply) -> ToolError {
 fn run_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     let routine_id = args.required_int("routine_id")?;
     let path = format!("/api/routines/{routine_id}/run");
-    let reply = backend.send(Method::Post, &path, &[], None)?;
-    if reply.status == 409 && reply.header("X-Resmon-Conflict") == Some("routine_already_running") {
-        return Err(already_running(&reply));
-    }
-    backend::success(&reply)?;
-    let answer = reply.json_object()?;
-    let answer = run_answer(routine_id, reply.status == 202, &answer);
+    let act = Act::RoutineRun { routine_id };
+    let mut accepted = match accepted::send(backend, act, Method::Post, &path, None, Some("execution_id"))? {
+        Sent::Refused(reply)
+            if reply.status == 409
+                && reply.header("X-Resmon-Conflict") == Some("routine_already_running") =>
+        {
+            return Err(already_running(&reply));
+        }
+        Sent::Refused(reply) => return Err(backend::status_error(&reply)),
+        Sent::Accepted(accepted) => accepted,
+    };
+    let object = accepted.object()?;
+    let answer = run_answer(routine_id, accepted.status() == 202, &Value::Object(object.clone()));
     // Started means an execution to poll: a start without its id would leave
     // the caller nothing to follow, so it is not reported as a start.
     if answer["queued"] == json!(false) && !answer["execution_id"].is_i64() {
-        return Err(backend::unexpected_shape(
-            &format!("POST {path}"),
-            "an `execution_id` for a started run",
-        ));
+        return Err(accepted.without_id(&object, "an integer `execution_id` for a started run"));
     }
     Ok(answer)
 }

@@ -97,6 +97,16 @@ fn expected(fault: &str, tool: &str, scope: Scope) -> Expect {
     match fault {
         // Nothing answered, or the token was refused: the backend is not usable.
         "Refused" | "Hang" | "Unauthorized" | "CloseWithoutAnswer" => Error("backend_unavailable"),
+        // update_settings never reads the PUT's body: a 2xx is acceptance,
+        // and the read-back after it reports what resmon holds ("kept 0 of
+        // 1"), so an odd, broken or oversized PUT body cannot mislead it
+        // (contract-notes 26).
+        "WrongShape200" | "NullsBody200" | "NonJson200" | "ResetMidBody" | "LyingContentLength"
+        | "Oversize"
+            if tool == "update_settings" && scope == Scope::WriteRequest =>
+        {
+            Success
+        }
         // resmon answered, but not with something usable.
         "ResetMidBody" | "LyingContentLength" | "Html500" | "Redirect" | "Oversize" => {
             Error("upstream_error")
@@ -110,11 +120,6 @@ fn expected(fault: &str, tool: &str, scope: Scope) -> Expect {
         "EchoToken" if tool == "export_references" => Error("upstream_error"),
         // The route's real answer with extra string fields: still a good answer.
         "EchoToken" => Success,
-        // update_settings reads the group back after the PUT and reports what
-        // resmon holds ("kept 0 of 1"), so an odd PUT body cannot mislead it.
-        "WrongShape200" | "NullsBody200" if tool == "update_settings" && scope == Scope::WriteRequest => {
-            Success
-        }
         "NonJson200" | "WrongShape200" => Error("upstream_error"),
         "NullsBody200" => match tool {
             // Pass-through answers whose schema has no required field: `{}`

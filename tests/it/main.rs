@@ -26,6 +26,8 @@ mod reads_corpus;
 mod reads_runs;
 // Write tools, read-only sessions and the settings guards.
 mod writes;
+// A write resmon accepted, whatever fails after it; what settings answers may echo.
+mod write_faults;
 // Discovery's edge cases: special files, quotes, encodings, empty values; `call -`.
 #[cfg(unix)]
 mod discovery;

@@ -193,7 +193,10 @@ fn update_settings_says_a_saved_change_was_saved_when_the_read_back_fails() {
     );
     assert_eq!(error["detail"]["applied"], true, "{error}");
     assert_eq!(error["detail"]["requested"], json!({"ai_model": "synthetic-model-3"}));
-    assert!(error["message"].as_str().unwrap().contains("was saved"), "{error}");
+    assert!(
+        error["message"].as_str().unwrap().starts_with("resmon saved the change to the ai settings"),
+        "{error}"
+    );
     assert_eq!(fake.requests_to("PUT", "/api/settings/ai").len(), 1);
     assert_eq!(fake.state().setting("ai", "ai_model"), "synthetic-model-3");
 }
@@ -415,8 +418,10 @@ fn create_routine_says_a_routine_was_created_when_its_read_back_is_unusable() {
         "create_routine",
         json!({"name": "Read-back test", "keywords": ["x"], "sources": ["arxiv"], "schedule": "0 8 * * 1"}),
     ));
-    assert!(error["detail"]["created_routine_id"].is_i64(), "{error}");
-    assert!(error["detail"]["note"].as_str().unwrap().contains("Do not create it again"), "{error}");
+    assert!(error["detail"]["id"].is_i64(), "{error}");
+    assert_eq!(error["detail"]["applied"], true, "{error}");
+    assert!(error["message"].as_str().unwrap().starts_with("resmon created routine"), "{error}");
+    assert!(error["message"].as_str().unwrap().contains("Do not call create_routine again"), "{error}");
 }
 
 /// `--check` shares one bound over all its probes: a stalled resmon costs it

@@ -433,7 +433,8 @@ fn create_routine_reports_a_failed_read_back_and_a_routine_resmon_left_active() 
     bench.fake.override_response("GET", &format!("/api/routines/{id}"), 500, &[], "Internal Server Error");
     let error = tool_error(&bench.call("create_routine", arguments.clone()));
     assert_eq!(error["error"], "upstream_error");
-    assert_eq!(error["detail"]["created_routine_id"], json!(id));
+    assert_eq!(error["detail"]["id"], json!(id));
+    assert_eq!(error["detail"]["applied"], json!(true));
 
     // A backend that ignored is_active: the answer says what resmon holds.
     let next = id + 1;

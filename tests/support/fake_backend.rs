@@ -162,6 +162,17 @@ pub enum Fault {
     /// The route's own answer with this key's value set to null in every
     /// object in it, at any depth.
     NullKey(String),
+    /// The route's own answer (its work done) with the first key renamed to
+    /// the second in its top-level object: a release that answers a write
+    /// under another key.
+    RenameKey(String, String),
+    /// The route's own answer (its work done) with each top-level key of
+    /// this object set to its value, null included.
+    SetKeys(Value),
+    /// The route's own answer (its work done, its own status) with a
+    /// Content-Length for the whole body but only its first N bytes sent,
+    /// then the connection closed.
+    BreakOff(usize),
 }
 
 const OVERSIZE_BYTES: usize = 20 * 1024 * 1024;
@@ -528,8 +539,8 @@ enum Outcome {
     Reply(Response),
     Hang,
     Close,
-    /// Headers that promise this many bytes, then fewer, then close.
-    Truncated(usize, Vec<u8>),
+    /// A status and headers that promise this many bytes, then fewer, then close.
+    Truncated(u16, usize, Vec<u8>),
     Oversize,
 }
 
@@ -568,9 +579,9 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
                 let _ = stream.shutdown(Shutdown::Both);
                 break;
             }
-            Outcome::Truncated(declared, sent) => {
-                set_answer(&inner, seq, 200, b"");
-                let _ = stream.write_all(&http::head_bytes(200, &json_ct(), declared, false));
+            Outcome::Truncated(status, declared, sent) => {
+                set_answer(&inner, seq, status, b"");
+                let _ = stream.write_all(&http::head_bytes(status, &json_ct(), declared, false));
                 let _ = stream.write_all(&sent);
                 let _ = stream.flush();
                 break;
@@ -766,9 +777,15 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
         Fault::CloseWithoutAnswer => return Outcome::Close,
         Fault::ResetMidBody => {
             let body = format!(r#"{{"status":"ok","padding":"{}"}}"#, "y".repeat(4000)).into_bytes();
-            return Outcome::Truncated(body.len(), body[..body.len() / 2].to_vec());
+            return Outcome::Truncated(200, body.len(), body[..body.len() / 2].to_vec());
         }
-        Fault::LyingContentLength => return Outcome::Truncated(4096, br#"{"status":"ok"}"#.to_vec()),
+        Fault::LyingContentLength => return Outcome::Truncated(200, 4096, br#"{"status":"ok"}"#.to_vec()),
+        Fault::BreakOff(sent) => {
+            let resp = normal();
+            let sent = sent.min(resp.body.len());
+            let declared = resp.body.len().max(sent + 1);
+            return Outcome::Truncated(resp.status, declared, resp.body[..sent].to_vec());
+        }
         Fault::Oversize => return Outcome::Oversize,
         Fault::Html500 => Some(Response::bytes(500, "text/html; charset=utf-8", HTML_500)),
         Fault::NonJson200 => Some(Response::bytes(
@@ -785,6 +802,16 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
         Fault::EchoToken => Some(echo_token(normal(), &bearer_of(req))),
         Fault::DropKey(key) => Some(rewrite_key(normal(), &key, false)),
         Fault::NullKey(key) => Some(rewrite_key(normal(), &key, true)),
+        Fault::RenameKey(from, to) => Some(edit_top_level(normal(), |object| {
+            if let Some(value) = object.shift_remove(&from) {
+                object.insert(to.clone(), value);
+            }
+        })),
+        Fault::SetKeys(keys) => Some(edit_top_level(normal(), |object| {
+            for (key, value) in keys.as_object().into_iter().flatten() {
+                object.insert(key.clone(), value.clone());
+            }
+        })),
         Fault::Status(code, body) => Some(Response::bytes(code, "application/json", body)),
     };
     if let Some(r) = reply {
@@ -819,6 +846,15 @@ fn rewrite_key(resp: Response, key: &str, to_null: bool) -> Response {
     let Ok(mut body) = serde_json::from_slice::<Value>(&resp.body) else { return resp };
     strip(&mut body, key, to_null);
     let mut out = Response::json(resp.status, &body);
+    out.headers.extend(resp.headers.into_iter().filter(|(name, _)| name != "content-type"));
+    out
+}
+
+/// Changes the top-level object of a JSON answer; other answers pass.
+fn edit_top_level(resp: Response, edit: impl FnOnce(&mut serde_json::Map<String, Value>)) -> Response {
+    let Ok(Value::Object(mut object)) = serde_json::from_slice::<Value>(&resp.body) else { return resp };
+    edit(&mut object);
+    let mut out = Response::json(resp.status, &Value::Object(object));
     out.headers.extend(resp.headers.into_iter().filter(|(name, _)| name != "content-type"));
     out
 }

@@ -122,8 +122,17 @@ fn recorded(st: &mut State, req: &Request) -> Response {
     };
     let entry = &table()[i].raw;
     if let Some(patch) = entry.get("patch") {
+        let side_effects: Vec<Value> = st
+            .settings_side_effects
+            .iter()
+            .filter(|(path, _)| *path == req.path)
+            .map(|(_, p)| p.clone())
+            .collect();
         let current = st.answer_mut(&req.path);
         answers::merge(current, patch);
+        for side_effect in &side_effects {
+            answers::merge(current, side_effect);
+        }
     }
     let mut body = st.edits.get(&i).or(entry.get("json")).cloned();
     if let (Some(kind), Some(answer)) = (entry["creates"].as_str(), body.as_mut()) {
@@ -353,6 +362,9 @@ fn sweep(st: &mut State, ctx: &Ctx, req: &Request) -> Response {
     let mut params: Value = serde_json::from_slice(&req.body).unwrap_or_default();
     let request_id = params.as_object_mut().and_then(|p| p.shift_remove("request_id"));
     let request_id = request_id.and_then(|r| r.as_str().map(str::to_string));
+    if let Some(existing) = st.sweep_duplicate_of {
+        return Response::json(200, &json!({"execution_id": existing, "duplicate": true}));
+    }
     if let Some(existing) = request_id.as_ref().and_then(|r| st.sweep_request_ids.get(r)) {
         return Response::json(200, &json!({"execution_id": existing, "duplicate": true}));
     }

@@ -52,6 +52,13 @@ pub struct State {
     pub older_release: bool,
     /// `request_id`s already used by sweeps.
     pub sweep_request_ids: BTreeMap<String, i64>,
+    /// When set, every sweep is answered as resmon answers a `request_id`
+    /// it has seen: this execution, `duplicate: true`, and no new run.
+    pub sweep_duplicate_of: Option<i64>,
+    /// Merge patches applied to a settings group's answer after each PUT to
+    /// it that succeeds, by path: a write that also changes keys nobody
+    /// asked for.
+    pub settings_side_effects: Vec<(String, Value)>,
     pub next_execution_id: i64,
     pub next_routine_id: i64,
     pub next_profile_id: i64,
@@ -110,6 +117,8 @@ impl State {
             reports_identity: true,
             older_release: false,
             sweep_request_ids: BTreeMap::new(),
+            sweep_duplicate_of: None,
+            settings_side_effects: Vec::new(),
             edits: BTreeMap::new(),
         }
     }

@@ -1,0 +1,362 @@
+//! The one rule every write keeps once resmon has accepted it
+//! (contract-notes 26): a 2xx status line is acceptance, so whatever fails
+//! after it (the body breaks off or stalls, it is not JSON, it has another
+//! shape, the read-back fails) is said as what resmon did first, then what
+//! went wrong, then whether the call may be repeated. It is never said as if
+//! nothing happened, and never with `outcome_unknown`, which is only for a
+//! write that got no status line at all (backend.rs says so there).
+//!
+//! The seven writes send through [`send`] and build every error after
+//! acceptance with [`Accepted::fail`].
+
+use serde_json::{Map, Value, json};
+
+use crate::backend::{self, Backend, Method, Reply};
+use crate::error::{Code, ToolError};
+use crate::settings_policy as policy;
+
+/// What a write does, for the sentence that opens an error after acceptance.
+pub(crate) enum Act {
+    /// Makes one record; a second call makes a second one.
+    /// `one` is the read tool that shows it by id, `all` the list that shows it.
+    Create { noun: &'static str, tool: &'static str, one: &'static str, all: &'static str },
+    /// A one-off search run (`run_sweep`).
+    Sweep,
+    /// A run of a saved routine, started or queued (`run_routine`).
+    RoutineRun { routine_id: i64 },
+    /// Puts a routine on or off the schedule; repeating changes nothing more.
+    Switch { routine_id: i64, on: bool },
+    /// Saves settings of one group; repeating changes nothing more.
+    Settings { group: String },
+}
+
+/// A write resmon accepted: its route, its status, and what its answer said
+/// so far.
+pub(crate) struct Accepted {
+    act: Act,
+    route: String,
+    status: u16,
+    /// The route's own key for the id its answer carries, if it has one.
+    id_key: Option<&'static str>,
+    /// The id read under `id_key`, once the answer was read.
+    id: Option<i64>,
+    /// The answer's body, or why it could not be read whole.
+    body: Result<Reply, ToolError>,
+}
+
+/// What sending a write came to, when a status line arrived.
+pub(crate) enum Sent {
+    /// Any status but 2xx, its body read whole: nothing was accepted.
+    Refused(Reply),
+    Accepted(Accepted),
+}
+
+/// Sends one write. A failure before any status line is the backend's own
+/// error (with `outcome_unknown` where the request went out).
+pub(crate) fn send(
+    backend: &mut Backend,
+    act: Act,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+    id_key: Option<&'static str>,
+) -> Result<Sent, ToolError> {
+    let route = format!("{} {path}", method.as_str());
+    let (status, body) = match backend.send(method, path, &[], body) {
+        Ok(reply) if !reply.is_success() => return Ok(Sent::Refused(reply)),
+        Ok(reply) => (reply.status, Ok(reply)),
+        Err(error) => match backend::answered_before_failing(&error, &route) {
+            Some(status) if (200..300).contains(&status) => (status, Err(error)),
+            _ => return Err(error),
+        },
+    };
+    Ok(Sent::Accepted(Accepted { act, route, status, id_key, id: None, body }))
+}
+
+impl Accepted {
+    pub(crate) fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// The answer as a JSON object. Whatever stops that (the body unread,
+    /// not JSON, not an object) is an error after acceptance. The id under
+    /// the route's own key is taken from here, and only from there.
+    pub(crate) fn object(&mut self) -> Result<Map<String, Value>, ToolError> {
+        let reply = match &self.body {
+            Ok(reply) => reply,
+            Err(cause) => return Err(self.unread(cause.clone())),
+        };
+        let value = match reply.json() {
+            Ok(value) => value,
+            Err(_) => return Err(self.fail("its answer was not JSON", None)),
+        };
+        let Value::Object(object) = value else {
+            return Err(self.fail("its answer was JSON but not an object", None));
+        };
+        self.id = self.id_key.and_then(|key| object.get(key)).and_then(Value::as_i64);
+        Ok(object)
+    }
+
+    /// Whether the answer's body arrived whole.
+    pub(crate) fn answer_was_read(&self) -> bool {
+        self.body.is_ok()
+    }
+
+    /// The id resmon gave under the route's own key.
+    pub(crate) fn id(&self) -> Option<i64> {
+        self.id
+    }
+
+    /// The error for something that failed after resmon accepted the write:
+    /// `problem` says what (a clause: "reading it back failed"), `cause` the
+    /// error behind it when there is one. The code is `backend_unavailable`
+    /// when the cause was the connection or the clock, else `upstream_error`:
+    /// never the cause's own `not_found` or `invalid_argument`, which would
+    /// read as if the write had not happened.
+    pub(crate) fn fail(&self, problem: &str, cause: Option<ToolError>) -> ToolError {
+        let said = match &cause {
+            Some(cause) => {
+                let sentence = first_sentence(&cause.message);
+                let stop = if sentence.ends_with(['.', '!', '?']) { "" } else { "." };
+                format!(": {sentence}{stop}")
+            }
+            None => ".".to_string(),
+        };
+        self.build(&format!("{problem}{said}"), cause)
+    }
+
+    /// `fail` for an answer whose body could not be read whole, said from
+    /// why (backend.rs's `body_unread`) rather than in the words of an error
+    /// written for a request that got no answer.
+    fn unread(&self, cause: ToolError) -> ToolError {
+        let problem = match cause.detail.get("body_unread").and_then(Value::as_str) {
+            Some("timed_out") => "its answer stalled, and this call's time ran out before it was read.",
+            Some("too_large") => "its answer was larger than this server reads, so it was not read.",
+            Some("reset") => "the connection was reset before its answer was read.",
+            _ => "its answer broke off before it was complete.",
+        };
+        self.build(problem, Some(cause))
+    }
+
+    fn build(&self, problem: &str, cause: Option<ToolError>) -> ToolError {
+        let lost_connection = cause.as_ref().is_some_and(|cause| {
+            cause.code == Code::BackendUnavailable
+                || matches!(
+                    cause.detail.get("body_unread").and_then(Value::as_str),
+                    Some("timed_out" | "reset")
+                )
+        });
+        let code = if lost_connection { Code::BackendUnavailable } else { Code::UpstreamError };
+        let mut error = ToolError::new(
+            code,
+            format!("{} (it answered {}), but {problem} {}", self.did(), self.status, self.next()),
+        )
+        .with_detail("applied", json!(true))
+        .with_detail("route", json!(backend::route_template(&self.route)))
+        .with_detail("status", json!(self.status));
+        if let (Some(key), Some(id)) = (self.id_key, self.id) {
+            error = error.with_detail(key, json!(id));
+        }
+        if let Some(cause) = cause {
+            // What failed afterwards, by its own route and status; its code
+            // is left out, since the answer's code is the one that holds.
+            let mut failure = cause.detail;
+            failure.remove("outcome_unknown");
+            error = error.with_detail("failure", Value::Object(failure));
+            if code == Code::BackendUnavailable {
+                error.top_level = cause.top_level;
+            }
+        }
+        error
+    }
+
+    /// `fail` for an answer without an integer under the route's own key:
+    /// a number under another key is quoted as resmon's answer, never taken
+    /// for the id.
+    pub(crate) fn without_id(&self, object: &Map<String, Value>, expected: &str) -> ToolError {
+        let numbers: Map<String, Value> = object
+            .iter()
+            .filter(|(key, value)| value.is_number() && policy::credential_word(key).is_none())
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        let quoted = if numbers.is_empty() {
+            String::new()
+        } else {
+            let list: Vec<String> = numbers.iter().map(|(key, value)| format!("`{key}`: {value}")).collect();
+            format!(" (it gave {}, which this server does not take for it)", list.join(", "))
+        };
+        let mut error = self.fail(&format!("its answer did not carry {expected}{quoted}"), None);
+        if !numbers.is_empty() {
+            error = error.with_detail("answered", Value::Object(numbers));
+        }
+        error
+    }
+
+    /// What resmon did, said from its status and, once read, its id.
+    fn did(&self) -> String {
+        match &self.act {
+            Act::Create { noun, .. } => match self.id {
+                Some(id) => format!("resmon created {noun} {id}"),
+                None => format!("resmon created a {noun}"),
+            },
+            Act::Sweep => match self.id {
+                Some(id) => format!("resmon started run {id}"),
+                None => "resmon accepted the one-off search".to_string(),
+            },
+            Act::RoutineRun { routine_id } => {
+                // Queued is said by a 202 or by the body; with neither read,
+                // only "started or queued" is known.
+                let queued =
+                    self.status == 202
+                        || self.body.as_ref().ok().and_then(|reply| reply.json().ok()).is_some_and(
+                            |answer| answer.get("queued").and_then(Value::as_bool) == Some(true),
+                        );
+                match (self.id, queued, self.body.is_ok()) {
+                    (Some(id), false, _) => format!("resmon started run {id} of routine {routine_id}"),
+                    (_, true, _) => format!("resmon queued a run of routine {routine_id}"),
+                    (None, false, true) => format!("resmon started a run of routine {routine_id}"),
+                    (None, false, false) => format!("resmon started or queued a run of routine {routine_id}"),
+                }
+            }
+            Act::Switch { routine_id, on: true } => format!("resmon activated routine {routine_id}"),
+            Act::Switch { routine_id, on: false } => format!("resmon deactivated routine {routine_id}"),
+            Act::Settings { group } => format!("resmon saved the change to the {group} settings"),
+        }
+    }
+
+    /// Whether the call may be repeated, and where to see what it did.
+    fn next(&self) -> String {
+        match &self.act {
+            Act::Create { noun, tool, one, all } => match self.id {
+                Some(id) => format!("Do not call {tool} again: {noun} {id} exists, and {one} shows it."),
+                None => format!("Do not call {tool} again, or there will be two: {all} shows the new one."),
+            },
+            Act::Sweep => "Do not call run_sweep again: that would start another run; list_executions \
+                shows this one."
+                .to_string(),
+            Act::RoutineRun { routine_id } => format!(
+                "Do not call run_routine again: that would run routine {routine_id} a second time; \
+                 list_executions shows the run once it has started."
+            ),
+            Act::Switch { routine_id, .. } => {
+                format!(
+                    "It is done, and repeating the call is not needed; get_routine {routine_id} shows its state."
+                )
+            }
+            Act::Settings { .. } => "It is done, and repeating the call is not needed; check the values in \
+                resmon's settings before changing them again."
+                .to_string(),
+        }
+    }
+}
+
+/// A cause's message up to its first sentence's end: what failed, without
+/// advice written for a call that had not been accepted.
+fn first_sentence(message: &str) -> &str {
+    let bytes = message.as_bytes();
+    for (index, byte) in bytes.iter().enumerate() {
+        if *byte == b'.' && bytes.get(index + 1).is_none_or(|next| *next == b' ') {
+            return &message[..=index];
+        }
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepted(act: Act, status: u16, body: Result<&str, ToolError>) -> Accepted {
+        let body = body.map(|text| Reply {
+            status,
+            headers: Vec::new(),
+            bytes: text.as_bytes().to_vec(),
+            route: "POST /api/routines/7/run".into(),
+            backend_version: None,
+            server_chosen: Vec::new(),
+            caller_supplied: Vec::new(),
+        });
+        Accepted {
+            act,
+            route: "POST /api/routines/7/run".into(),
+            status,
+            id_key: Some("execution_id"),
+            id: None,
+            body,
+        }
+    }
+
+    fn unread(why: &str, code: Code) -> ToolError {
+        ToolError::new(code, "resmon at http://127.0.0.1:9 did not answer in time. Wait and try again.")
+            .with_detail("route", json!("POST /api/routines/7/run"))
+            .with_detail("status", json!(200))
+            .with_detail("body_unread", json!(why))
+            .with_detail("outcome_unknown", json!(true))
+    }
+
+    /// A body that stalled or was reset after a 2xx: backend_unavailable,
+    /// applied, said in its own words (not the cause's "did not answer"),
+    /// and never outcome_unknown.
+    #[test]
+    fn a_stalled_or_reset_body_after_acceptance_is_backend_unavailable() {
+        for (why, said) in [("timed_out", "its answer stalled"), ("reset", "the connection was reset")] {
+            let mut run =
+                accepted(Act::RoutineRun { routine_id: 7 }, 200, Err(unread(why, Code::UpstreamError)));
+            let error = run.object().unwrap_err();
+            assert_eq!(error.code, Code::BackendUnavailable, "{why}");
+            assert!(
+                error.message.starts_with(&format!(
+                    "resmon started or queued a run of routine 7 (it answered 200), but {said}"
+                )),
+                "{}",
+                error.message
+            );
+            assert!(!error.message.contains("did not answer"), "{}", error.message);
+            assert_eq!(error.detail["applied"], json!(true));
+            assert!(!error.detail.contains_key("outcome_unknown"));
+            assert!(!error.detail["failure"].as_object().unwrap().contains_key("outcome_unknown"));
+        }
+        let mut run =
+            accepted(Act::RoutineRun { routine_id: 7 }, 202, Err(unread("broke_off", Code::UpstreamError)));
+        let error = run.object().unwrap_err();
+        assert_eq!(error.code, Code::UpstreamError);
+        assert!(
+            error.message.starts_with("resmon queued a run of routine 7 (it answered 202)"),
+            "{}",
+            error.message
+        );
+    }
+
+    #[test]
+    fn the_id_is_read_only_under_the_routes_own_key() {
+        let mut run = accepted(Act::RoutineRun { routine_id: 7 }, 200, Ok(r#"{"execution_id": 12}"#));
+        run.object().unwrap();
+        assert_eq!(run.id(), Some(12));
+        let error =
+            run.fail("reading it back failed", Some(ToolError::new(Code::NotFound, "Execution not found")));
+        assert_eq!(error.code, Code::UpstreamError, "never the cause's not_found");
+        assert_eq!(error.detail["execution_id"], json!(12));
+        assert!(error.message.starts_with("resmon started run 12 of routine 7"), "{}", error.message);
+        assert!(
+            error.message.contains("failed: Execution not found. Do not call run_routine again"),
+            "{}",
+            error.message
+        );
+        let mut other = accepted(Act::RoutineRun { routine_id: 7 }, 200, Ok(r#"{"id": 12, "api_key": 5}"#));
+        let object = other.object().unwrap();
+        assert_eq!(other.id(), None);
+        let error = other.without_id(&object, "an integer `execution_id`");
+        assert_eq!(error.detail["answered"], json!({"id": 12}), "a credential-shaped key is not quoted");
+        assert!(!error.detail.contains_key("execution_id") && !error.detail.contains_key("id"));
+    }
+
+    #[test]
+    fn a_cause_is_cut_at_its_first_sentence() {
+        assert_eq!(first_sentence("Routine not found"), "Routine not found");
+        assert_eq!(first_sentence("It broke off. Try again."), "It broke off.");
+        assert_eq!(
+            first_sentence("resmon at http://127.0.0.1:5 stalled. Wait."),
+            "resmon at http://127.0.0.1:5 stalled."
+        );
+    }
+}

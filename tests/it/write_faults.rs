@@ -1,0 +1,426 @@
+//! A write resmon accepted is never reported as a failure (contract-notes
+//! 26): whatever goes wrong after its 2xx status line, the answer opens with
+//! what resmon did and says whether to repeat the call. Also what settings
+//! answers may echo (no credential-shaped key's value), and messages that
+//! claim only what resmon said (a duplicate sweep, a profile without an
+//! ORCID, a refused boolean, an unreadable group).
+//!
+//! Each test checks what the fake received: a write sent once, never again.
+
+use serde_json::{Value, json};
+
+use crate::fake_backend::Fault;
+use crate::harness::{Fake, Session, env_for, start_fake, structured, tool_error};
+
+struct Bench {
+    session: Session,
+    fake: Fake,
+}
+
+fn bench() -> Bench {
+    let fake = start_fake();
+    let session = Session::initialized(&env_for(&fake));
+    Bench { session, fake }
+}
+
+impl Bench {
+    fn error(&mut self, tool: &str, arguments: Value) -> Value {
+        tool_error(&self.session.call(tool, arguments))
+    }
+
+    fn ok(&mut self, tool: &str, arguments: Value) -> Value {
+        structured(&self.session.call(tool, arguments)).clone()
+    }
+
+    fn count(&self, method: &str, path: &str) -> usize {
+        self.fake.requests_to(method, path).len()
+    }
+}
+
+fn message(error: &Value) -> &str {
+    error["message"].as_str().unwrap()
+}
+
+/// The rule every error after acceptance keeps.
+fn assert_applied(error: &Value, opening: &str) {
+    assert!(message(error).starts_with(opening), "expected to open with {opening:?}: {error}");
+    assert_eq!(error["detail"]["applied"], json!(true), "{error}");
+    assert!(error["detail"].get("outcome_unknown").is_none(), "a status line arrived: {error}");
+    assert_ne!(error["error"], "not_found", "{error}");
+}
+
+const ROUTINE: &str = r#"{"name": "R", "keywords": ["k"], "sources": ["arxiv"], "schedule": "0 8 * * 1"}"#;
+
+fn routine_arguments() -> Value {
+    serde_json::from_str(ROUTINE).unwrap()
+}
+
+// ------------------------------------------------------------------ read-back after a create
+
+#[test]
+fn a_created_routine_whose_read_back_is_404_opens_with_its_creation() {
+    let mut bench = bench();
+    let id = bench.fake.state().next_routine_id;
+    bench.fake.set_fault_for(
+        "GET",
+        "/api/routines/{id}",
+        Fault::Status(404, r#"{"detail": "Routine not found"}"#.into()),
+    );
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "upstream_error", "never the read-back's not_found: {error}");
+    assert_applied(
+        &error,
+        &format!(
+            "resmon created routine {id} (it answered 201), but reading it back failed: Routine not found. Do \
+             not call create_routine again"
+        ),
+    );
+    assert!(message(&error).contains("Do not call create_routine again"), "{error}");
+    assert_eq!(error["detail"]["id"], json!(id));
+    assert_eq!(error["detail"]["failure"]["status"], json!(404), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1, "created once, never re-sent");
+    assert!(bench.fake.state().routine(id).is_some(), "the routine exists in resmon");
+}
+
+#[test]
+fn a_read_back_that_loses_the_connection_is_backend_unavailable_and_still_applied() {
+    let mut bench = bench();
+    let id = bench.fake.state().next_routine_id;
+    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::CloseWithoutAnswer);
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    assert_applied(
+        &error,
+        &format!("resmon created routine {id} (it answered 201), but reading it back failed"),
+    );
+    assert_eq!(error["detail"]["id"], json!(id));
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+}
+
+// ------------------------------------------------------------------ 2xx answers of another shape
+
+#[test]
+fn a_write_answered_in_an_unexpected_shape_says_what_resmon_did() {
+    let mut bench = bench();
+    let profile_id = bench.fake.state().next_profile_id;
+    let cases: [(&str, Value, &str, &str, Fault, &str); 6] = [
+        (
+            "run_sweep",
+            json!({"query": "graph attention", "sources": ["arxiv"]}),
+            "POST",
+            "/api/search/sweep",
+            Fault::RenameKey("execution_id".into(), "id".into()),
+            "resmon accepted the one-off search (it answered 200), but its answer did not carry an \
+             integer `execution_id` (it gave `id`: ",
+        ),
+        (
+            "run_sweep",
+            json!({"query": "graph attention", "sources": ["arxiv"]}),
+            "POST",
+            "/api/search/sweep",
+            Fault::NonJson200,
+            "resmon accepted the one-off search (it answered 200), but its answer was not JSON.",
+        ),
+        (
+            "run_routine",
+            json!({"routine_id": 8}),
+            "POST",
+            "/api/routines/8/run",
+            Fault::DropKey("execution_id".into()),
+            "resmon started a run of routine 8 (it answered 200), but its answer did not carry an \
+             integer `execution_id` for a started run",
+        ),
+        (
+            "create_watch_profile",
+            json!({"name": "Ada Example"}),
+            "POST",
+            "/api/profiles",
+            Fault::DropKey("id".into()),
+            "resmon created a watch profile (it answered 201), but its answer did not carry an integer `id`",
+        ),
+        (
+            "activate_routine",
+            json!({"routine_id": 7}),
+            "POST",
+            "/api/routines/7/activate",
+            Fault::RenameKey("is_active".into(), "active".into()),
+            "resmon activated routine 7 (it answered 200), but its answer did not carry a boolean `is_active`.",
+        ),
+        (
+            "create_routine",
+            routine_arguments(),
+            "POST",
+            "/api/routines",
+            Fault::RenameKey("id".into(), "routine_id".into()),
+            "resmon created a routine (it answered 201), but its answer did not carry an integer `id` (it \
+             gave `routine_id`: ",
+        ),
+    ];
+    for (tool, arguments, method, path, fault, opening) in cases {
+        bench.fake.clear_requests();
+        bench.fake.set_fault_for(method, path, fault.clone());
+        let error = bench.error(tool, arguments);
+        bench.fake.clear_faults();
+        assert_eq!(error["error"], "upstream_error", "{tool} {fault:?}: {error}");
+        assert_applied(&error, opening);
+        assert_eq!(bench.count(method, path), 1, "{tool}: sent once");
+        let detail = &error["detail"];
+        match tool {
+            // The id comes only from the route's own key.
+            "activate_routine" => assert_eq!(detail["id"], json!(7), "{error}"),
+            _ => {
+                assert!(detail.get("id").is_none(), "{tool}: a number under another key is no id: {error}");
+                assert!(detail.get("execution_id").is_none(), "{tool}: {error}");
+            }
+        }
+        let repeat = match tool {
+            "activate_routine" => "It is done, and repeating the call is not needed",
+            _ => "Do not call",
+        };
+        assert!(message(&error).contains(repeat), "{tool}: {error}");
+    }
+    // The renamed numbers were quoted as resmon's answer.
+    assert!(bench.fake.state().next_profile_id > profile_id, "the profile was created");
+}
+
+#[test]
+fn a_number_under_another_key_is_quoted_in_detail_not_taken_for_the_id() {
+    let mut bench = bench();
+    let id = bench.fake.state().next_routine_id;
+    bench.fake.set_fault_for("POST", "/api/routines", Fault::RenameKey("id".into(), "routine_id".into()));
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["detail"]["answered"], json!({"routine_id": id}), "{error}");
+    assert!(error["detail"].get("id").is_none(), "{error}");
+    assert_eq!(bench.count("GET", &format!("/api/routines/{id}")), 0, "no read-back of a guessed id");
+}
+
+// ------------------------------------------------------------------ a 2xx whose body breaks off
+
+#[test]
+fn a_write_whose_answer_breaks_off_says_it_was_accepted() {
+    let mut bench = bench();
+    let cases: [(&str, Value, &str, &str, &str); 6] = [
+        (
+            "run_sweep",
+            json!({"query": "graph attention", "sources": ["arxiv"]}),
+            "POST",
+            "/api/search/sweep",
+            "resmon accepted the one-off search (it answered 200), but its answer broke off",
+        ),
+        (
+            "run_routine",
+            json!({"routine_id": 8}),
+            "POST",
+            "/api/routines/8/run",
+            "resmon started or queued a run of routine 8 (it answered 200), but its answer broke off",
+        ),
+        (
+            "create_routine",
+            routine_arguments(),
+            "POST",
+            "/api/routines",
+            "resmon created a routine (it answered 201), but its answer broke off",
+        ),
+        (
+            "create_watch_profile",
+            json!({"name": "Ada Example"}),
+            "POST",
+            "/api/profiles",
+            "resmon created a watch profile (it answered 201), but its answer broke off",
+        ),
+        (
+            "activate_routine",
+            json!({"routine_id": 7}),
+            "POST",
+            "/api/routines/7/activate",
+            "resmon activated routine 7 (it answered 200), but its answer broke off",
+        ),
+        (
+            "deactivate_routine",
+            json!({"routine_id": 7}),
+            "POST",
+            "/api/routines/7/deactivate",
+            "resmon deactivated routine 7 (it answered 200), but its answer broke off",
+        ),
+    ];
+    for (tool, arguments, method, path, opening) in cases {
+        bench.fake.clear_requests();
+        bench.fake.set_fault_for(method, path, Fault::BreakOff(11));
+        let error = bench.error(tool, arguments);
+        bench.fake.clear_faults();
+        assert_eq!(error["error"], "upstream_error", "{tool}: {error}");
+        assert_applied(&error, opening);
+        assert_eq!(error["detail"]["failure"]["body_unread"], json!("broke_off"), "{tool}: {error}");
+        assert!(error["detail"].get("id").is_none() && error["detail"].get("execution_id").is_none());
+        assert_eq!(bench.count(method, path), 1, "{tool}: sent once");
+    }
+    // The run did start in resmon, as the answer said it may have.
+    assert!(bench.fake.state().running_execution_of(8).is_some());
+}
+
+#[test]
+fn update_settings_never_reads_the_puts_body_and_always_reads_back() {
+    let mut bench = bench();
+    let arguments = json!({"group": "ai", "settings": {"ai_model": "synthetic-model-2"}});
+    bench.fake.set_fault_for("PUT", "/api/settings/ai", Fault::BreakOff(5));
+    let answer = bench.ok("update_settings", arguments);
+    assert_eq!(
+        answer["changed"],
+        json!({"ai_model": {"from": "claude-sonnet-4-5", "to": "synthetic-model-2"}}),
+        "{answer}"
+    );
+    assert!(answer["detail"].as_str().unwrap().contains("could not be read whole"), "{answer}");
+    assert_eq!(bench.count("PUT", "/api/settings/ai"), 1);
+    assert_eq!(bench.count("GET", "/api/settings/ai"), 2, "read before and after");
+
+    bench.fake.clear_faults();
+    bench.fake.override_response(
+        "PUT",
+        "/api/settings/assistant",
+        200,
+        &[("Content-Type", "text/plain")],
+        "saved",
+    );
+    let answer =
+        bench.ok("update_settings", json!({"group": "assistant", "settings": {"assistant_effort": "low"}}));
+    assert_eq!(answer["requested"], json!({"assistant_effort": "low"}));
+    assert!(!answer["detail"].as_str().unwrap().contains("could not be read"), "{answer}");
+}
+
+#[test]
+fn a_settings_read_back_that_fails_is_never_not_found() {
+    let mut bench = bench();
+    bench.fake.set_fault_after(
+        "GET",
+        "/api/settings/ai",
+        1,
+        Fault::Status(404, r#"{"detail": "No such settings group"}"#.into()),
+    );
+    let error =
+        bench.error("update_settings", json!({"group": "ai", "settings": {"ai_model": "synthetic-model-3"}}));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_applied(
+        &error,
+        "resmon saved the change to the ai settings (it answered 200), but reading the group back failed",
+    );
+    assert!(message(&error).contains("repeating the call is not needed"), "{error}");
+    assert_eq!(error["detail"]["requested"], json!({"ai_model": "synthetic-model-3"}));
+    assert_eq!(bench.count("PUT", "/api/settings/ai"), 1);
+}
+
+// ------------------------------------------------------------------ credential-shaped keys
+
+#[test]
+fn a_credential_shaped_key_of_the_group_is_named_but_never_shown() {
+    let fake = start_fake();
+    {
+        let mut state = fake.state();
+        state.answer_mut("/api/settings/email")["smtp_password"] = json!("old-secret-4117");
+        state
+            .settings_side_effects
+            .push(("/api/settings/email".into(), json!({"smtp_password": "new-secret-4118"})));
+    }
+    let mut session = Session::initialized(&env_for(&fake));
+    let answer = structured(
+        &session
+            .call("update_settings", json!({"group": "email", "settings": {"smtp_from": "me@example.org"}})),
+    )
+    .clone();
+    assert_eq!(answer["changed"]["smtp_password"], json!({"withheld": true}), "{answer}");
+    assert!(answer["changed"]["smtp_from"]["to"] == "me@example.org", "{answer}");
+    assert!(answer["detail"].as_str().unwrap().contains("smtp_password"), "named as a side effect: {answer}");
+    // A refusal that lists the group's keys names it, without its value.
+    let error = tool_error(
+        &session.call("update_settings", json!({"group": "email", "settings": {"smtp_form": "x"}})),
+    );
+    assert!(error["detail"]["group_keys"].as_array().unwrap().contains(&json!("smtp_password")), "{error}");
+    let transcript = session.transcript.join("\n");
+    let (_, stderr) = session.finish();
+    for text in [&transcript, &stderr] {
+        assert!(!text.contains("secret-411"), "a credential value was shown: {text}");
+    }
+    assert_eq!(fake.state().setting("email", "smtp_password"), "new-secret-4118", "the fake did change it");
+}
+
+#[test]
+fn the_changed_description_says_a_credential_shaped_key_is_withheld() {
+    let tool = resmon_mcp::tools::find("update_settings").unwrap();
+    let schema = (tool.output_schema)();
+    let description = schema["properties"]["changed"]["description"].as_str().unwrap();
+    assert!(description.contains(r#"{"withheld": true}"#), "{description}");
+}
+
+// ------------------------------------------------------------------ claims from what resmon said
+
+#[test]
+fn a_duplicate_sweep_is_said_as_resmons_answer_not_as_a_new_run() {
+    let mut bench = bench();
+    let runs = bench.fake.state().executions.len();
+    bench.fake.state().sweep_duplicate_of = Some(119);
+    let answer = bench.ok("run_sweep", json!({"query": "graph attention", "sources": ["arxiv"]}));
+    assert_eq!(answer["execution_id"], json!(119));
+    assert_eq!(answer["duplicate"], json!(true));
+    let detail = answer["detail"].as_str().unwrap();
+    assert!(detail.starts_with("resmon answered `duplicate: true`"), "{detail}");
+    assert!(!detail.contains("Run 119 started"), "{detail}");
+    assert!(detail.contains("started no new run"), "{detail}");
+    assert_eq!(bench.fake.state().executions.len(), runs, "the fake started nothing");
+    assert_eq!(bench.count("POST", "/api/search/sweep"), 1);
+}
+
+#[test]
+fn a_profile_stored_without_an_orcid_is_never_said_to_have_one() {
+    let mut bench = bench();
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/profiles",
+        Fault::SetKeys(json!({
+            "identifiers": {"openalex": {"value": "A5000000001", "cited": "resmon's lookup"}},
+            "basis_warning": null,
+        })),
+    );
+    let answer = bench.ok("create_watch_profile", json!({"name": "Ada Example"}));
+    assert_eq!(answer["basis_warning"], Value::Null, "resmon gave none: {answer}");
+    let detail = answer["detail"].as_str().unwrap();
+    assert!(!detail.contains("with an ORCID"), "{detail}");
+    assert!(detail.contains("no ORCID") && detail.contains("`openalex`"), "{detail}");
+    assert!(detail.contains("gave no basis warning"), "{detail}");
+
+    // With an ORCID stored, the sentence says so.
+    bench.fake.clear_faults();
+    let answer = bench.ok(
+        "create_watch_profile",
+        json!({"name": "Ada Example", "orcid": "0000-0002-1825-0097", "orcid_cited": "Her homepage",
+               "affiliations": ["Example University"]}),
+    );
+    assert!(answer["detail"].as_str().unwrap().contains("with an ORCID"), "{answer}");
+}
+
+#[test]
+fn a_refused_boolean_does_not_claim_that_nothing_was_sent() {
+    let mut bench = bench();
+    bench.fake.clear_requests();
+    let error = bench
+        .error("update_settings", json!({"group": "notifications", "settings": {"notify_manual": "yes"}}));
+    assert_eq!(error["error"], "invalid_argument");
+    assert!(!message(&error).contains("Nothing was sent"), "the GET was sent: {error}");
+    assert!(message(&error).contains("no change was sent"), "{error}");
+    assert_eq!(bench.count("GET", "/api/settings/notifications"), 1);
+    assert_eq!(bench.count("PUT", "/api/settings/notifications"), 0);
+}
+
+#[test]
+fn an_unreadable_group_names_what_that_group_should_hold() {
+    let mut bench = bench();
+    bench.fake.set_fault_for("GET", "/api/settings/ai", Fault::NullsBody200);
+    let error = bench.error("update_settings", json!({"group": "ai", "settings": {"ai_model": "m"}}));
+    assert!(message(&error).contains("an object holding the group's keys"), "{error}");
+    assert!(!message(&error).contains("`settings` object"), "the ai group is flat: {error}");
+    bench.fake.set_fault_for("GET", "/api/settings/embeddings", Fault::NullsBody200);
+    let error = bench.error(
+        "update_settings",
+        json!({"group": "embeddings", "settings": {"embedding_model": "all-minilm"}}),
+    );
+    assert!(message(&error).contains("`settings` object"), "{error}");
+    assert_eq!(bench.count("PUT", "/api/settings/ai") + bench.count("PUT", "/api/settings/embeddings"), 0);
+}
