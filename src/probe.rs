@@ -1,43 +1,56 @@
-//! `--check`'s look at what this resmon can do (contract-notes 19): one
-//! harmless GET per read tool's route, id 0 where the route takes one, so
-//! that a person learns before a harness session which tools a resmon of
-//! another release lacks. It never sends a write and never starts a run.
+//! `--check`'s look at what this resmon can do (contract-notes 19), so that a
+//! person learns before a harness session which tools a resmon of another
+//! release lacks. Every probe is a GET: `--check` never sends a POST or a
+//! PUT, so it never creates, changes or starts anything.
+//!
+//! A read is judged by a GET on its route; a write by a GET on its own path,
+//! which the web framework answers 405 when the path is served with another
+//! method; the two reads whose answer depends on a real run are asked about
+//! the newest run `list_executions`' route gave.
 
 use serde_json::{Value, json};
 
 use crate::backend::{self, Backend, Method};
 use crate::tools;
 
-/// How a tool is judged: by the GET of its own route, by a GET on the same
-/// resource (a write), or not at all, with the reason.
+/// How a tool is judged.
 enum Probe {
-    Own(&'static str, &'static [(&'static str, &'static str)]),
-    /// A tool that reads one of several routes: available when all are.
+    /// A read: a GET on its route (id 0 where the route takes one, which
+    /// resmon answers with its own 404 about that record).
+    Read(&'static str, &'static [(&'static str, &'static str)]),
+    /// A read of several routes: available when all are.
     Each(&'static [&'static str]),
-    SameResource(&'static str),
+    /// A read whose answer depends on the run, not only on the route: a GET
+    /// on `/api/executions/{newest run}/<this>`.
+    OfRun(&'static str, &'static [(&'static str, &'static str)]),
+    /// A write: its method and a path of its route; only a GET is sent there.
+    Write(Method, &'static str),
     NotProbed(&'static str),
 }
 
 const NO_QUERY: &[(&str, &str)] = &[];
 
+/// The route `list_executions` reads, whose first row names the run that
+/// the `OfRun` probes ask about.
+const RUNS: (&str, &[(&str, &str)]) = ("/api/executions", &[("limit", "1")]);
+
 /// One row per tool of the table; a test checks that every tool has one.
 fn probe_for(tool: &str) -> Option<Probe> {
-    use Probe::{Each, NotProbed, Own, SameResource};
+    use Probe::{Each, NotProbed, OfRun, Read, Write};
     Some(match tool {
-        "health" => Own("/api/health", NO_QUERY),
+        "health" => Read("/api/health", NO_QUERY),
         "search_corpus" => NotProbed("not probed: its route is a POST, which --check does not send"),
-        "find_similar" => Own("/api/documents/0/similar", &[("k", "1")]),
-        "list_sources" => Own("/api/repositories/catalog", NO_QUERY),
-        "list_routines" => Own("/api/routines", NO_QUERY),
-        "get_routine" => Own("/api/routines/0", NO_QUERY),
-        "list_executions" => Own("/api/executions", &[("limit", "1")]),
-        "get_execution" => Own("/api/executions/0", NO_QUERY),
-        "get_execution_results" => {
-            Own("/api/executions/0/references", &[("format", "json"), ("include_ids", "true")])
-        }
-        "get_search_record" => Own("/api/executions/0/search-record", NO_QUERY),
-        "explain_match" => Own("/api/documents/0/why", NO_QUERY),
-        "get_paper_lifecycle" => Own("/api/documents/0/lifecycle", NO_QUERY),
+        "find_similar" => Read("/api/documents/0/similar", &[("k", "1")]),
+        "list_sources" => Read("/api/repositories/catalog", NO_QUERY),
+        "list_routines" => Read("/api/routines", NO_QUERY),
+        "get_routine" => Read("/api/routines/0", NO_QUERY),
+        "list_executions" => Read(RUNS.0, RUNS.1),
+        "get_execution" => Read("/api/executions/0", NO_QUERY),
+        // What get_execution_results sends: resmon's json export with ids.
+        "get_execution_results" => OfRun("references", &[("format", "json"), ("include_ids", "true")]),
+        "get_search_record" => Read("/api/executions/0/search-record", NO_QUERY),
+        "explain_match" => Read("/api/documents/0/why", NO_QUERY),
+        "get_paper_lifecycle" => Read("/api/documents/0/lifecycle", NO_QUERY),
         "get_analytics" => Each(&[
             "/api/analytics/overview",
             "/api/analytics/publication-volume",
@@ -46,16 +59,20 @@ fn probe_for(tool: &str) -> Option<Probe> {
             "/api/analytics/routine-health",
             "/api/analytics/discovery-lag",
         ]),
-        "get_watchdog_findings" => Own("/api/watchdog", NO_QUERY),
-        "export_references" => Own("/api/executions/0/references", &[("format", "bibtex")]),
-        "list_watch_profiles" => Own("/api/profiles", NO_QUERY),
-        "get_watch_profile" => Own("/api/profiles/0", NO_QUERY),
-        "get_profile_matches" => Own("/api/profiles/0/matches", &[("limit", "1")]),
-        "run_sweep" => NotProbed("not probed: it has only a POST route, and no GET reads the same resource"),
-        "create_routine" => SameResource("/api/routines"),
-        "create_watch_profile" => SameResource("/api/profiles"),
-        "run_routine" | "activate_routine" | "deactivate_routine" => SameResource("/api/routines/0"),
-        "update_settings" => SameResource("/api/settings/ai"),
+        "get_watchdog_findings" => Read("/api/watchdog", NO_QUERY),
+        // bibtex, the format every release exports: whether a resmon knows
+        // the newer json format is said by the call that asks for it.
+        "export_references" => OfRun("references", &[("format", "bibtex")]),
+        "list_watch_profiles" => Read("/api/profiles", NO_QUERY),
+        "get_watch_profile" => Read("/api/profiles/0", NO_QUERY),
+        "get_profile_matches" => Read("/api/profiles/0/matches", &[("limit", "1")]),
+        "run_sweep" => Write(Method::Post, "/api/search/sweep"),
+        "create_routine" => Write(Method::Post, "/api/routines"),
+        "create_watch_profile" => Write(Method::Post, "/api/profiles"),
+        "run_routine" => Write(Method::Post, "/api/routines/0/run"),
+        "activate_routine" => Write(Method::Post, "/api/routines/0/activate"),
+        "deactivate_routine" => Write(Method::Post, "/api/routines/0/deactivate"),
+        "update_settings" => Write(Method::Put, "/api/settings/ai"),
         _ => return None,
     })
 }
@@ -74,103 +91,224 @@ impl Verdict {
     }
 }
 
+/// What one probe GET brought back, kept so that a path asked twice (a read
+/// and a write on the same path, say) is asked once.
+#[derive(Clone)]
+struct Seen {
+    /// `GET /api/routines/{id}/run`: the request as a route template.
+    asked: String,
+    answer: Result<Answer, String>,
+}
+
+#[derive(Clone)]
+struct Answer {
+    status: u16,
+    /// The web framework's own 404 (`{"detail": "Not Found"}`): no route at this path.
+    framework_404: bool,
+    /// resmon's own 404: a JSON body whose `detail` is a sentence about the record.
+    own_404: bool,
+    /// resmon's `detail` sentence, when it gave one.
+    detail: Option<String>,
+    /// The `id` of the first row, when the body is a list of records.
+    first_id: Option<i64>,
+}
+
 /// Probes every tool of the table against the confirmed backend. All the
 /// probes share one deadline (the per-call bound), so a stalled resmon
-/// costs `--check` one bound, not one per tool; a route already asked is
-/// not asked again.
+/// costs `--check` one bound, not one per tool.
 pub(crate) fn probe_all(backend: &mut Backend) -> Vec<Verdict> {
     backend.begin_call(Vec::new());
-    let mut seen: Vec<(String, Judged)> = Vec::new();
-    let mut ask = |backend: &mut Backend, path: &str, query: &[(&str, &str)]| -> Judged {
-        if let Some((_, judged)) = seen.iter().find(|(asked, _)| asked == path) {
-            return judged.clone();
-        }
-        let judged = judge(backend, path, query);
-        seen.push((path.to_string(), judged.clone()));
-        judged
-    };
+    let mut asker = Asker { backend, seen: Vec::new() };
     tools::TOOLS
         .iter()
         .map(|tool| {
-            let verdict = |available, route: Option<String>, why: String| Verdict {
-                name: tool.name,
-                available,
-                route,
-                why,
+            let (available, route, why) = match probe_for(tool.name) {
+                Some(Probe::Read(path, query)) => {
+                    let seen = asker.ask(path, query);
+                    let (available, why) = read_verdict(&seen, query);
+                    (available, Some(seen.asked), why)
+                }
+                Some(Probe::Each(paths)) => each_verdict(&mut asker, paths),
+                Some(Probe::OfRun(tail, query)) => run_verdict(&mut asker, tail, query),
+                Some(Probe::Write(method, path)) => {
+                    let seen = asker.ask(path, NO_QUERY);
+                    let route = backend::route_template(&format!("{} {path}", method.as_str()));
+                    let (available, why) = write_verdict(&seen, &route);
+                    (available, Some(route), why)
+                }
+                Some(Probe::NotProbed(why)) => (None, None, why.to_string()),
+                None => (None, None, "not probed: --check has no probe for this tool".to_string()),
             };
-            match probe_for(tool.name) {
-                Some(Probe::Own(path, query)) => {
-                    let judged = ask(backend, path, query);
-                    verdict(judged.available, Some(judged.route), judged.why)
-                }
-                Some(Probe::SameResource(path)) => {
-                    let judged = ask(backend, path, NO_QUERY);
-                    let why =
-                        format!("{} (judged by {}, which reads the same resource)", judged.why, judged.route);
-                    verdict(judged.available, Some(judged.route), why)
-                }
-                Some(Probe::Each(paths)) => {
-                    let all: Vec<Judged> = paths.iter().map(|path| ask(backend, path, NO_QUERY)).collect();
-                    let missing: Vec<&Judged> =
-                        all.iter().filter(|judged| judged.available == Some(false)).collect();
-                    let unknown: Vec<&Judged> =
-                        all.iter().filter(|judged| judged.available.is_none()).collect();
-                    let (available, why) = if !missing.is_empty() {
-                        let routes: Vec<&str> = missing.iter().map(|judged| judged.route.as_str()).collect();
-                        let why = format!(
-                            "resmon does not serve {} ({} of the {} routes its views read; the web framework \
-                             answered for it)",
-                            routes.join(", "),
-                            missing.len(),
-                            all.len()
-                        );
-                        (Some(false), why)
-                    } else if let Some(first) = unknown.first() {
-                        (None, first.why.clone())
-                    } else {
-                        (Some(true), format!("all {} of its routes answered", all.len()))
-                    };
-                    verdict(available, Some(all[0].route.clone()), why)
-                }
-                Some(Probe::NotProbed(why)) => verdict(None, None, why.to_string()),
-                None => verdict(None, None, "not probed: --check has no probe for this tool".to_string()),
-            }
+            Verdict { name: tool.name, available, route, why }
         })
         .collect()
 }
 
-/// What one probe GET showed.
-#[derive(Clone)]
-struct Judged {
-    available: Option<bool>,
-    route: String,
-    why: String,
+struct Asker<'a> {
+    backend: &'a mut Backend,
+    /// Each request asked so far (`path?query`) and what it brought back.
+    seen: Vec<(String, Seen)>,
 }
 
-fn judge(backend: &mut Backend, path: &str, query: &[(&str, &str)]) -> Judged {
-    let route = backend::route_template(&format!("GET {path}"));
-    let query: Vec<(&str, String)> = query.iter().map(|(key, value)| (*key, value.to_string())).collect();
-    let (available, why) = match backend.send(Method::Get, path, &query, None) {
-        Ok(reply) if reply.is_success() => (Some(true), format!("answered {}", reply.status)),
-        Ok(reply) if backend::is_missing_route(&reply) => (
-            Some(false),
-            format!("resmon does not serve {route} (the web framework answered {})", reply.status),
-        ),
-        Ok(reply) if reply.status == 404 && has_own_sentence(&reply) => {
-            (Some(true), "answered 404 with its own sentence about record 0, so the route exists".to_string())
+impl Asker<'_> {
+    /// One GET, or what the same GET answered before.
+    fn ask(&mut self, path: &str, query: &[(&str, &str)]) -> Seen {
+        let query: Vec<(&str, String)> = query.iter().map(|(key, value)| (*key, value.to_string())).collect();
+        let pairs: Vec<String> = query.iter().map(|(key, value)| format!("{key}={value}")).collect();
+        let key = format!("{path}?{}", pairs.join("&"));
+        if let Some((_, seen)) = self.seen.iter().find(|(asked, _)| *asked == key) {
+            return seen.clone();
         }
-        Ok(reply) => (None, format!("answered {}, which says nothing certain about the route", reply.status)),
-        Err(error) => (None, format!("could not be asked: {}", error.message)),
+        let asked = backend::route_template(&format!("GET {path}"));
+        let answer = match self.backend.send(Method::Get, path, &query, None) {
+            Ok(reply) => {
+                let body = reply.json().ok();
+                let detail = body.as_ref().and_then(|body| body.get("detail")).and_then(Value::as_str);
+                let framework_404 = reply.status == 404 && backend::is_missing_route(&reply);
+                Ok(Answer {
+                    status: reply.status,
+                    framework_404,
+                    own_404: reply.status == 404 && !framework_404 && detail.is_some(),
+                    detail: detail.map(str::to_string),
+                    first_id: body.as_ref().and_then(|body| body.get(0)?.get("id")?.as_i64()),
+                })
+            }
+            Err(error) => Err(error.message),
+        };
+        let seen = Seen { asked, answer };
+        self.seen.push((key, seen.clone()));
+        seen
+    }
+}
+
+/// A read's route is there when a GET answers 2xx, or 404 in resmon's own
+/// words about the record asked for; the framework's 404 or a 405 means it
+/// is not. A 400 or 422 refusing the `format=json` the probe asked for means
+/// this resmon cannot give what the tool needs.
+fn read_verdict(seen: &Seen, query: &[(&str, &str)]) -> (Option<bool>, String) {
+    let route = &seen.asked;
+    let answer = match &seen.answer {
+        Ok(answer) => answer,
+        Err(message) => return (None, format!("could not be asked: {message}")),
     };
-    Judged { available, route, why }
+    let status = answer.status;
+    let asks_json = query.contains(&("format", "json"));
+    let about_format =
+        answer.detail.as_deref().is_some_and(|detail| detail.to_lowercase().contains("format"));
+    if (200..300).contains(&status) {
+        (Some(true), format!("answered {status}"))
+    } else if answer.framework_404 || status == 405 {
+        (Some(false), format!("resmon does not serve {route} (the web framework answered {status})"))
+    } else if answer.own_404 {
+        (
+            Some(true),
+            "answered 404 with its own sentence about the record asked for, so the route exists".into(),
+        )
+    } else if asks_json && matches!(status, 400 | 422) && about_format {
+        let said = quoted(answer.detail.as_deref().unwrap_or_default());
+        (
+            Some(false),
+            format!("{route} refused format=json, which this tool needs (resmon answered {status}: {said})"),
+        )
+    } else {
+        (None, format!("{route} answered {status}, which says nothing certain about the route"))
+    }
 }
 
-/// resmon's own 404 is JSON whose `detail` is a sentence about the record.
-fn has_own_sentence(reply: &backend::Reply) -> bool {
-    reply.json().ok().is_some_and(|body| body.get("detail").is_some_and(Value::is_string))
+/// A write's path is served when a GET there answers 405 (served, with
+/// another method) or 2xx (the same path also serves reads); the web
+/// framework's 404 there means the route is missing. Nothing else is certain.
+fn write_verdict(seen: &Seen, route: &str) -> (Option<bool>, String) {
+    let asked = &seen.asked;
+    match &seen.answer {
+        Err(message) => (None, format!("{asked}, the probe of its path, could not be asked: {message}")),
+        Ok(answer) if answer.status == 405 => {
+            (Some(true), format!("{asked} answered 405: resmon serves the path, with another method"))
+        }
+        Ok(answer) if (200..300).contains(&answer.status) => {
+            (Some(true), format!("{asked} answered {}: resmon serves the path", answer.status))
+        }
+        Ok(answer) if answer.framework_404 => (
+            Some(false),
+            format!(
+                "resmon does not serve {route} ({asked} got the web framework's 404: no route at that path)"
+            ),
+        ),
+        Ok(answer) => (
+            None,
+            format!("{asked}, the probe of its path, answered {}, which says nothing certain", answer.status),
+        ),
+    }
 }
 
-/// The human summary: "23 of 25 tools available on resmon 2.3.0", then
+fn each_verdict(asker: &mut Asker, paths: &[&str]) -> (Option<bool>, Option<String>, String) {
+    let all: Vec<(Seen, (Option<bool>, String))> = paths
+        .iter()
+        .map(|path| {
+            let seen = asker.ask(path, NO_QUERY);
+            let verdict = read_verdict(&seen, NO_QUERY);
+            (seen, verdict)
+        })
+        .collect();
+    let missing: Vec<&str> = all
+        .iter()
+        .filter(|(_, (available, _))| *available == Some(false))
+        .map(|(seen, _)| seen.asked.as_str())
+        .collect();
+    let unknown = all.iter().find(|(_, (available, _))| available.is_none());
+    let (available, why) = if !missing.is_empty() {
+        let why = format!(
+            "resmon does not serve {} ({} of the {} routes its views read; the web framework answered for it)",
+            missing.join(", "),
+            missing.len(),
+            all.len()
+        );
+        (Some(false), why)
+    } else if let Some((_, (_, why))) = unknown {
+        (None, why.clone())
+    } else {
+        (Some(true), format!("all {} of its routes answered", all.len()))
+    };
+    (available, all.first().map(|(seen, _)| seen.asked.clone()), why)
+}
+
+/// Asked about the newest run `list_executions`' route gave: with record 0
+/// resmon would answer its own 404 before it looked at the format, which
+/// says nothing about whether it can export that format.
+fn run_verdict(
+    asker: &mut Asker,
+    tail: &str,
+    query: &[(&str, &str)],
+) -> (Option<bool>, Option<String>, String) {
+    let route = format!("GET /api/executions/{{id}}/{tail}");
+    let runs = asker.ask(RUNS.0, RUNS.1);
+    let run = match &runs.answer {
+        Ok(answer) if (200..300).contains(&answer.status) => answer.first_id,
+        _ => None,
+    };
+    let Some(run) = run else {
+        let what = match &runs.answer {
+            Ok(answer) if (200..300).contains(&answer.status) => "it listed none".to_string(),
+            Ok(answer) => format!("{} answered {}", runs.asked, answer.status),
+            Err(message) => format!("{} could not be asked: {message}", runs.asked),
+        };
+        return (None, Some(route), format!("not probed: no run to probe with ({what})"));
+    };
+    let seen = asker.ask(&format!("/api/executions/{run}/{tail}"), query);
+    let (available, why) = read_verdict(&seen, query);
+    (available, Some(route), format!("{why} (asked about run {run}, the newest)"))
+}
+
+/// resmon's sentence, cut to a length a summary line can carry.
+fn quoted(detail: &str) -> String {
+    let mut text: String = detail.chars().take(160).collect();
+    if text.len() < detail.len() {
+        text.push('…');
+    }
+    format!("\"{text}\"")
+}
+
+/// The human summary: "24 of 25 tools available on resmon 2.3.0", then
 /// each tool that is missing or unknown, and why.
 pub(crate) fn summary(verdicts: &[Verdict], version: Option<&str>) -> String {
     let available = verdicts.iter().filter(|verdict| verdict.available == Some(true)).count();
@@ -189,19 +327,61 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_tool_has_a_probe_and_none_is_a_write_route() {
+    fn every_tool_has_a_probe_and_every_write_is_judged_on_its_own_path() {
         for tool in tools::TOOLS {
             let probe = probe_for(tool.name).unwrap_or_else(|| panic!("{} has no probe", tool.name));
-            let paths: Vec<&str> = match probe {
-                Probe::Own(path, _) | Probe::SameResource(path) => vec![path],
-                Probe::Each(paths) => paths.to_vec(),
-                Probe::NotProbed(_) => Vec::new(),
-            };
-            for path in paths {
-                for verb in ["/run", "/activate", "/deactivate", "/sweep", "/search", "/export"] {
-                    assert!(!path.ends_with(verb), "{} probes {path}", tool.name);
+            let is_write = tool.requires_confirmation;
+            match probe {
+                Probe::Write(method, _) => {
+                    assert!(is_write, "{} is a read probed as a write", tool.name);
+                    assert!(matches!(method, Method::Post | Method::Put), "{}", tool.name);
                 }
+                Probe::Read(..) | Probe::Each(_) | Probe::OfRun(..) => {
+                    assert!(!is_write, "{} is a write probed as a read", tool.name)
+                }
+                Probe::NotProbed(_) => assert_eq!(tool.name, "search_corpus"),
             }
         }
+    }
+
+    fn seen(status: u16, body: &str) -> Seen {
+        let detail = serde_json::from_str::<Value>(body)
+            .ok()
+            .and_then(|body| body.get("detail").and_then(Value::as_str).map(str::to_string));
+        let framework_404 = status == 404 && body == r#"{"detail":"Not Found"}"#;
+        Seen {
+            asked: "GET /api/x/{id}".into(),
+            answer: Ok(Answer {
+                status,
+                framework_404,
+                own_404: status == 404 && !framework_404 && detail.is_some(),
+                detail,
+                first_id: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_write_is_there_when_its_path_answers_405_or_2xx() {
+        let verdict = |status, body| write_verdict(&seen(status, body), "POST /api/x/{id}").0;
+        assert_eq!(verdict(405, r#"{"detail":"Method Not Allowed"}"#), Some(true));
+        assert_eq!(verdict(200, "[]"), Some(true));
+        assert_eq!(verdict(404, r#"{"detail":"Not Found"}"#), Some(false));
+        assert_eq!(verdict(404, r#"{"detail":"Routine not found"}"#), None);
+        assert_eq!(verdict(500, "oops"), None);
+        assert_eq!(verdict(401, r#"{"detail":{"reason":"token_invalid"}}"#), None);
+    }
+
+    #[test]
+    fn a_read_refusing_the_json_format_it_needs_is_not_available() {
+        let json = &[("format", "json")][..];
+        let refused = r#"{"detail":"Unknown export format 'json'. Expected one of: bibtex, csv, ris."}"#;
+        assert_eq!(read_verdict(&seen(400, refused), json).0, Some(false));
+        assert_eq!(read_verdict(&seen(422, refused), json).0, Some(false));
+        // The same refusal of a probe that did not ask for json says nothing certain.
+        assert_eq!(read_verdict(&seen(400, refused), NO_QUERY).0, None);
+        assert_eq!(read_verdict(&seen(400, r#"{"detail":"Bad cursor"}"#), json).0, None);
+        assert_eq!(read_verdict(&seen(404, r#"{"detail":"Execution not found"}"#), json).0, Some(true));
+        assert_eq!(read_verdict(&seen(405, r#"{"detail":"Method Not Allowed"}"#), json).0, Some(false));
     }
 }

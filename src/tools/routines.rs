@@ -95,11 +95,30 @@ fn coverage_schema() -> Value {
     schema
 }
 
+/// The four channels contract 1.0 names are always there; any other channel
+/// resmon reports comes under resmon's own name, so the map is open (and
+/// says so, for clients that close objects that do not).
+fn targets_schema() -> Value {
+    let count = json!({"type": "integer", "minimum": 0});
+    let mut properties = Map::new();
+    for channel in CHANNELS {
+        properties.insert(channel.into(), count.clone());
+    }
+    json!({
+        "type": "object",
+        "description": "Enabled destinations per channel: email, folder, webhook and feed always, \
+            and any other channel resmon reports, under its name.",
+        "properties": properties,
+        "required": CHANNELS,
+        "additionalProperties": {"type": "integer", "minimum": 0, "description": "Another channel's count."},
+    })
+}
+
 fn delivery_schema() -> Value {
     object(
         json!({
-            "targets_by_channel": {"type": "object", "description": "Enabled destinations per channel (email, folder, webhook, feed)."},
-            "enabled_target_count": {"type": "integer"},
+            "targets_by_channel": targets_schema(),
+            "enabled_target_count": {"type": "integer", "description": "The sum of targets_by_channel."},
             "awaiting_review": {"type": "integer", "description": "Deliveries held until the person releases them in the app."},
             "last_state": nullable("queued, awaiting_review, delivering, delivered, failed or skipped; null if never delivered."),
             "last_channel": nullable("Channel of the last delivery."),
@@ -200,9 +219,7 @@ fn get_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     // The routine route decides the call; the deliveries route is secondary,
     // so its failure leaves `delivery` off and says why (contract-notes 15).
     let delivery = match deliveries {
-        Ok(body) => delivery_summary(&body).ok_or_else(|| {
-            "resmon's deliveries answer carried no summary of counts, so none is shown".to_string()
-        }),
+        Ok(body) => delivery_summary(&body),
         Err(error) => Err(format!(
             "resmon did not give the delivery summary ({}): {}",
             error.code.as_str(),
@@ -246,20 +263,30 @@ fn unavailable_sentence(error: &ToolError) -> String {
 
 /// Built from the route's `summary` only: the rows carry each destination's
 /// address, folder or URL (backend-facts 8) and never leave.
-/// None when the answer has no usable summary, which drops the key.
-fn delivery_summary(body: &Value) -> Option<Value> {
-    let summary = body.get("summary")?.as_object()?;
+/// An error sentence when the answer has no usable summary, which leaves the
+/// key off (contract-notes 15): a shape this server cannot read is said, not
+/// shown as zeros or guessed at.
+fn delivery_summary(body: &Value) -> Result<Value, String> {
+    let no_counts =
+        || "resmon's deliveries answer carried no summary of counts, so none is shown".to_string();
+    let summary = body.get("summary").and_then(Value::as_object).ok_or_else(no_counts)?;
     // Without resmon's own counts there is no summary: inventing zeros would
     // report "no destinations" for a routine that may well have some.
-    let reported = summary.get("targets")?.as_object()?;
-    let enabled = summary.get("enabled_target_count")?.as_i64()?;
-    let awaiting = summary.get("awaiting_review")?.as_i64()?;
-    let mut targets = Map::new();
-    // Only the contract's four channels, each a count; a channel resmon does
-    // not list has no enabled destination.
-    for channel in CHANNELS {
-        let count = reported.get(channel).and_then(Value::as_i64).unwrap_or(0);
-        targets.insert(channel.into(), json!(count));
+    let reported = summary.get("targets").and_then(Value::as_object).ok_or_else(no_counts)?;
+    let awaiting = summary.get("awaiting_review").and_then(Value::as_i64).ok_or_else(no_counts)?;
+    let targets = channel_counts(reported)?;
+    // contract 1.0 "A routine's delivery and coverage": the total is the sum
+    // of the counts shown, so it is computed from them. When resmon states a
+    // total of its own that differs, one of its two figures is wrong and
+    // neither can be shown as the truth.
+    let sum: u64 = targets.values().filter_map(Value::as_u64).sum();
+    if let Some(stated) = summary.get("enabled_target_count")
+        && stated.as_u64() != Some(sum)
+    {
+        return Err(format!(
+            "resmon's deliveries summary does not add up (its channels count {sum} enabled destinations, \
+             its total says {stated}), so none is shown"
+        ));
     }
     let last = summary.get("last").filter(|last| last.is_object());
     let last_field = |name: &str| last.and_then(|last| last.get(name)).cloned().unwrap_or(Value::Null);
@@ -267,9 +294,9 @@ fn delivery_summary(body: &Value) -> Option<Value> {
         Value::String(text) => json!(scrub_destinations(&text)),
         _ => Value::Null,
     };
-    Some(json!({
+    Ok(json!({
         "targets_by_channel": targets,
-        "enabled_target_count": enabled,
+        "enabled_target_count": sum,
         "awaiting_review": awaiting,
         "last_state": last_field("state"),
         "last_channel": last_field("channel"),
@@ -277,6 +304,36 @@ fn delivery_summary(body: &Value) -> Option<Value> {
         "last_error": error,
         "last_delivered_at_utc": last_field("delivered_at_utc"),
     }))
+}
+
+/// Every channel resmon counted, under its own name, with the contract's four
+/// first and zero where resmon lists none (no enabled destination there).
+/// A count that is not a whole number of destinations is refused by name:
+/// shown as zero it would hide destinations, and left out the sum would lie.
+fn channel_counts(reported: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+    let mut targets = Map::new();
+    for channel in CHANNELS {
+        targets.insert(channel.into(), json!(0));
+    }
+    for (channel, count) in reported {
+        // A channel is a name resmon gives its adapters; one shaped like an
+        // address, path or URL is not shown, even as a key.
+        if scrub_destinations(channel) != *channel {
+            return Err("resmon's deliveries summary names a channel that looks like a destination, \
+                so no summary is shown"
+                .to_string());
+        }
+        let Some(count) = count.as_u64() else {
+            let shown: String = count.to_string().chars().take(40).collect();
+            return Err(format!(
+                "resmon's deliveries summary gave {} as the {channel} count, which is not a number of \
+                 destinations, so no summary is shown",
+                scrub_destinations(&shown)
+            ));
+        };
+        targets.insert(channel.clone(), json!(count));
+    }
+    Ok(targets)
 }
 
 /// resmon's adapters already scrub `last_error` (backend-facts 8),
@@ -301,7 +358,7 @@ pub(super) fn scrub_destinations(text: &str) -> String {
 
 fn scrub_word(word: &str) -> &str {
     let core = word.trim_end_matches(['.', ':', '!', '?']);
-    if core.contains("://") || core.starts_with("mailto:") {
+    if core.contains("://") || core.get(..7).is_some_and(|scheme| scheme.eq_ignore_ascii_case("mailto:")) {
         return "<target>";
     }
     if let Some((user, host)) = core.split_once('@')
@@ -320,8 +377,12 @@ fn scrub_word(word: &str) -> &str {
     word
 }
 
-/// A host name (`hooks.example.net`) or an IPv4 address: either names where a
-/// webhook went. Qualified exception names keep their capitals and survive.
+/// A host name (`hooks.example.net`, `Hooks.Example.COM`, `MAIL.CORP.LOCAL`)
+/// or an IPv4 address: either names where a report went. Host names are
+/// matched without regard to case, as DNS treats them. The one dotted form
+/// that is left alone is a qualified class name (`requests.exceptions.ConnectTimeout`):
+/// lowercase module labels, then a CamelCase name with a capital inside it,
+/// which no one writes a top-level domain as.
 fn is_host(text: &str) -> bool {
     let labels: Vec<&str> = text.split('.').collect();
     if labels.len() < 2 || labels.iter().any(|label| label.is_empty()) {
@@ -332,9 +393,24 @@ fn is_host(text: &str) -> bool {
         return labels.len() == 4;
     }
     let tld = labels[labels.len() - 1];
-    let plain =
-        |label: &&str| label.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    labels.iter().all(plain) && tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_lowercase())
+    let plain = |label: &&str| label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    let host_shaped =
+        labels.iter().all(plain) && tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic());
+    host_shaped && !is_qualified_name(&labels)
+}
+
+/// `module.sub.ClassName`: every label but the last is lowercase, and the
+/// last starts with a capital and has another capital after a later letter
+/// (`ConnectTimeout`, `SMTPRecipientsRefused`, `SSLError`).
+fn is_qualified_name(labels: &[&str]) -> bool {
+    let Some((name, modules)) = labels.split_last() else { return false };
+    let lowercase = |label: &&str| !label.chars().any(|c| c.is_ascii_uppercase());
+    let mut letters = name.chars();
+    let starts_capital = letters.next().is_some_and(|c| c.is_ascii_uppercase());
+    let rest: Vec<char> = letters.collect();
+    let has_lower = rest.iter().any(char::is_ascii_lowercase);
+    let inner_capital = rest.iter().any(char::is_ascii_uppercase);
+    modules.iter().all(lowercase) && starts_capital && has_lower && inner_capital
 }
 
 fn string_list(value: Option<&Value>) -> Vec<String> {
@@ -413,6 +489,75 @@ mod tests {
         assert_eq!(delivery["targets_by_channel"], json!({"email": 2, "folder": 0, "webhook": 0, "feed": 0}));
         assert_eq!(delivery["last_state"], Value::Null);
         assert!(!delivery.to_string().contains("example.org"));
-        assert!(delivery_summary(&json!({"deliveries": []})).is_none());
+        assert!(delivery_summary(&json!({"deliveries": []})).is_err());
+    }
+
+    fn summary_of(targets: Value, total: Option<i64>) -> Result<Value, String> {
+        let mut summary = json!({"targets": targets, "awaiting_review": 0, "last": null});
+        if let Some(total) = total {
+            summary["enabled_target_count"] = json!(total);
+        }
+        delivery_summary(&json!({"deliveries": [], "summary": summary}))
+    }
+
+    #[test]
+    fn a_channel_the_contract_does_not_name_is_shown_and_counted() {
+        let delivery = summary_of(json!({"email": 1, "pigeon": 2}), Some(3)).unwrap();
+        assert_eq!(
+            delivery["targets_by_channel"],
+            json!({"email": 1, "folder": 0, "webhook": 0, "feed": 0, "pigeon": 2})
+        );
+        assert_eq!(delivery["enabled_target_count"], 3);
+        // The total is the sum of what is shown, whether or not resmon gave one.
+        assert_eq!(summary_of(json!({"feed": 2, "sms": 1}), None).unwrap()["enabled_target_count"], 3);
+    }
+
+    #[test]
+    fn a_summary_that_cannot_be_shown_honestly_is_refused_with_the_reason() {
+        for (targets, total, expected) in [
+            (json!({"email": "two"}), Some(2), "gave \"two\" as the email count"),
+            (json!({"email": -1}), None, "gave -1 as the email count"),
+            (json!({"pigeon": 1.5}), None, "gave 1.5 as the pigeon count"),
+            (json!({"webhook": null}), None, "gave null as the webhook count"),
+            (json!({"email": 1, "pigeon": 2}), Some(1), "do"),
+            (json!({"a@example.org": 1}), None, "looks like a destination"),
+        ] {
+            let why = summary_of(targets.clone(), total).unwrap_err();
+            assert!(why.contains(expected), "{targets}: {why}");
+            assert!(why.ends_with("so none is shown") || why.ends_with("so no summary is shown"), "{why}");
+            assert!(!why.contains("example.org"), "{why}");
+        }
+        let why = summary_of(json!({"email": 1, "pigeon": 2}), Some(1)).unwrap_err();
+        assert!(why.contains("count 3 enabled destinations, its total says 1"), "{why}");
+    }
+
+    #[test]
+    fn host_names_are_scrubbed_whatever_their_case() {
+        let text = "ConnectionError: HTTPSConnectionPool(host='Hooks.Example.COM', port=443) via \
+                    Hooks.Example.COM:443; SMTP to MAIL.CORP.LOCAL refused, relay smtp.Example.Org and \
+                    hooks.example.COM down; MAILTO:Reader@Example.ORG";
+        let scrubbed = scrub_destinations(text);
+        for leak in ["Hooks", "Example", "MAIL.CORP", "CORP", "LOCAL", "smtp.", "hooks.", "Reader"] {
+            assert!(!scrubbed.contains(leak), "{leak} survived: {scrubbed}");
+        }
+        assert!(
+            scrubbed.starts_with("ConnectionError: HTTPSConnectionPool(host='<target>', port=443)"),
+            "{scrubbed}"
+        );
+    }
+
+    #[test]
+    fn qualified_class_names_keep_their_capitals_and_survive() {
+        for name in [
+            "requests.exceptions.ConnectTimeout",
+            "smtplib.SMTPRecipientsRefused",
+            "ssl.SSLError",
+            "urllib3.exceptions.NewConnectionError",
+        ] {
+            assert_eq!(scrub_destinations(name), name);
+        }
+        // A lowercase module before a host-like last label is not a class.
+        assert_eq!(scrub_destinations("mail.corp.LOCAL"), "<target>");
+        assert_eq!(scrub_destinations("Mail.Corp.Local"), "<target>");
     }
 }

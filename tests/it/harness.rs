@@ -652,7 +652,7 @@ pub fn output_problems(tool: &str, answer: &Value) -> Vec<String> {
 }
 
 /// The part of JSON Schema the output schemas use (type, enum, required,
-/// properties, items), checked the way an SDK's validator would. Returns
+/// properties, additionalProperties, items), checked the way an SDK's validator would. Returns
 /// every violation with its path.
 pub fn schema_problems(schema: &Value, value: &Value, path: &str) -> Vec<String> {
     let mut problems = Vec::new();
@@ -688,9 +688,22 @@ pub fn schema_problems(schema: &Value, value: &Value, path: &str) -> Vec<String>
                 problems.push(format!("{path}.{name} is missing"));
             }
         }
-        for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+        let declared = schema["properties"].as_object();
+        for (name, property) in declared.into_iter().flatten() {
             if let Some(inner) = object.get(name) {
                 problems.extend(schema_problems(property, inner, &format!("{path}.{name}")));
+            }
+        }
+        // Keys the schema does not declare: refused when it is closed, held
+        // to its `additionalProperties` schema when it gives one.
+        let undeclared = object.iter().filter(|(name, _)| !declared.is_some_and(|d| d.contains_key(*name)));
+        for (name, inner) in undeclared {
+            match schema.get("additionalProperties") {
+                Some(Value::Bool(false)) => problems.push(format!("{path}.{name} is not allowed")),
+                Some(extra @ Value::Object(_)) => {
+                    problems.extend(schema_problems(extra, inner, &format!("{path}.{name}")));
+                }
+                _ => {}
             }
         }
     }
@@ -700,6 +713,22 @@ pub fn schema_problems(schema: &Value, value: &Value, path: &str) -> Vec<String>
         }
     }
     problems
+}
+
+#[test]
+fn schema_problems_holds_undeclared_keys_to_additional_properties() {
+    let open = json!({"type": "object", "properties": {"a": {"type": "integer"}},
+                      "additionalProperties": {"type": "integer"}});
+    assert!(schema_problems(&open, &json!({"a": 1, "b": 2}), "$").is_empty());
+    assert_eq!(schema_problems(&open, &json!({"a": 1, "b": "x"}), "$").len(), 1);
+    let closed =
+        json!({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": false});
+    assert_eq!(
+        schema_problems(&closed, &json!({"a": 1, "b": 2}), "$"),
+        vec!["$.b is not allowed".to_string()]
+    );
+    let silent = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
+    assert!(schema_problems(&silent, &json!({"a": 1, "b": "x"}), "$").is_empty());
 }
 
 /// The checker itself must catch what it is for, or every test that leans

@@ -306,6 +306,83 @@ fn get_routine_scrubs_destinations_that_resmon_left_in_last_error() {
     }
 }
 
+/// contract 1.0 "A routine's delivery and coverage": the total is the sum of
+/// the per-channel counts, and a channel beyond the contract's four is shown
+/// under resmon's name rather than dropped from the map but kept in the sum.
+#[test]
+fn get_routine_shows_every_channel_resmon_counts_and_their_sum() {
+    let (fake, mut session) = started();
+    {
+        let mut state = fake.state();
+        let summary = &mut state.answer_mut("/api/routines/7/deliveries")["summary"];
+        summary["targets"] = json!({"email": 1, "pigeon": 2});
+        summary["enabled_target_count"] = json!(3);
+    }
+    // Session::call holds the answer to get_routine's outputSchema.
+    let delivery = ok(&mut session, "get_routine", json!({"routine_id": 7}))["delivery"].clone();
+    let targets = delivery["targets_by_channel"].as_object().unwrap();
+    assert_eq!(
+        delivery["targets_by_channel"],
+        json!({"email": 1, "folder": 0, "webhook": 0, "feed": 0, "pigeon": 2}),
+        "{delivery}"
+    );
+    let sum: i64 = targets.values().map(|count| count.as_i64().unwrap()).sum();
+    assert_eq!(delivery["enabled_target_count"], sum);
+    assert_eq!(sum, 3);
+}
+
+/// A count resmon gives in a form that is not a number of destinations, or
+/// a total that disagrees with its own channels, leaves `delivery` off with
+/// the reason; zeros or a guessed sum would misstate where reports go.
+#[test]
+fn get_routine_leaves_delivery_off_when_resmon_counts_cannot_be_shown() {
+    let (fake, mut session) = started();
+    for (targets, total, expected) in [
+        (json!({"email": "1", "folder": 1}), json!(2), "gave \"1\" as the email count"),
+        (json!({"email": 1, "pigeon": -2}), json!(3), "gave -2 as the pigeon count"),
+        (json!({"email": 1, "pigeon": 2}), json!(2), "does not add up"),
+    ] {
+        {
+            let mut state = fake.state();
+            let summary = &mut state.answer_mut("/api/routines/7/deliveries")["summary"];
+            summary["targets"] = targets.clone();
+            summary["enabled_target_count"] = total;
+        }
+        let answer = ok(&mut session, "get_routine", json!({"routine_id": 7}));
+        assert!(answer.get("delivery").is_none(), "{targets}: {answer}");
+        let why = answer["delivery_unavailable"].as_str().unwrap_or_default();
+        assert!(why.contains(expected), "{targets}: {why}");
+        assert_eq!(answer["coverage"]["intent_source"], "stated", "the rest still answers");
+    }
+}
+
+/// Host names are matched without regard to case: a webhook or mail host
+/// in capitals is removed like a lowercase one, and class names survive.
+#[test]
+fn get_routine_scrubs_host_names_written_in_capitals() {
+    let (fake, mut session) = started();
+    {
+        let mut state = fake.state();
+        let deliveries = state.answer_mut("/api/routines/7/deliveries");
+        let error = json!(
+            "requests.exceptions.ConnectTimeout: HTTPSConnectionPool(host='Hooks.Example.COM', port=443) \
+             via Hooks.Example.COM:443; then smtplib.SMTPServerDisconnected talking to MAIL.CORP.LOCAL"
+        );
+        deliveries["summary"]["last"]["last_error"] = error;
+    }
+    let answer = ok(&mut session, "get_routine", json!({"routine_id": 7}));
+    let error = answer["delivery"]["last_error"].as_str().unwrap();
+    assert_eq!(
+        error,
+        "requests.exceptions.ConnectTimeout: HTTPSConnectionPool(host='<target>', port=443) \
+         via <target>; then smtplib.SMTPServerDisconnected talking to <target>"
+    );
+    let stdout = stdout_of(&session);
+    for leak in ["Hooks.Example", "Example.COM", "MAIL.CORP", "CORP.LOCAL"] {
+        assert!(!stdout.contains(leak), "{leak} reached stdout");
+    }
+}
+
 #[test]
 fn get_routine_errors_and_refusals() {
     let (fake, mut session) = started();

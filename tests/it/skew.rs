@@ -2,13 +2,16 @@
 //! parameters it refuses, identity it does not report, fields it does not
 //! keep. Each answer must say what actually happened (contract-notes 15-18).
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::calls::every_branch;
-use crate::fake_backend::{Fault, OLDER_RELEASE_LACKS, ROUTES};
-use crate::harness::{TEST_TIMEOUT_MS, call_problems, connected, env_for, run_cli, structured, tool_error};
+use crate::fake_backend::{FakeBackend, Fault, OLDER_RELEASE_LACKS, ROUTES, Recorded};
+use crate::harness::{
+    TEST_TIMEOUT_MS, call_problems, connected, env_for, run_cli, start_fake, structured, tool_error,
+};
 
 /// Every tool whose primary route this resmon lacks names the route and the
 /// release, and never says "not found" about a record that may well exist.
@@ -229,47 +232,132 @@ fn check_names_the_release() {
     assert_eq!(report["health"]["identity"], Value::Null, "{report}");
 }
 
-/// `--check` says what this resmon can do: one harmless GET per tool's
-/// route, and for a write a GET on the same resource (contract-notes 19).
-#[test]
-fn check_probes_every_tool_and_names_the_missing_ones() {
-    let (fake, _session) = connected();
-    fake.emulate_older_release("2.1.0");
+/// `--check --json`'s verdicts by tool name, with every request the fake
+/// received during it. It must have received only GETs: `--check` sends no
+/// POST or PUT, so it never creates, changes or starts anything
+/// (contract-notes 19).
+fn check_verdicts(fake: &FakeBackend) -> (BTreeMap<String, Value>, Vec<Recorded>, String) {
     fake.clear_requests();
-    let output = run_cli(&["--check", "--json"], &env_for(&fake));
+    let output = run_cli(&["--check", "--json"], &env_for(fake));
     assert_eq!(output.status.code(), Some(0), "connected, even with tools missing");
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     let tools = report["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 25);
-    let verdict = |name: &str| tools.iter().find(|tool| tool["name"] == name).unwrap().clone();
-    assert_eq!(verdict("get_search_record")["available"], false);
-    assert_eq!(verdict("get_search_record")["route"], "GET /api/executions/{id}/search-record");
-    assert_eq!(verdict("get_watchdog_findings")["available"], false);
-    assert_eq!(verdict("get_analytics")["available"], false, "one of its six views is missing");
-    assert_eq!(
-        verdict("get_routine")["available"],
-        true,
-        "a 404 with resmon's own sentence means the route exists"
-    );
-    assert_eq!(verdict("search_corpus")["available"], Value::Null);
-    assert!(verdict("search_corpus")["why"].as_str().unwrap().contains("not probed"));
-    assert_eq!(verdict("create_routine")["available"], true);
-    assert_eq!(verdict("run_sweep")["available"], Value::Null);
-    // The route exists (record 0 is resmon's own 404), whatever it thinks of
-    // the json format: the probe judges routes, and a call says the rest.
-    assert_eq!(verdict("get_execution_results")["available"], true);
-    for request in fake.requests() {
-        assert_eq!(request.method, "GET", "the probe sent a {} {}", request.method, request.path);
+    let verdicts =
+        tools.iter().map(|tool| (tool["name"].as_str().unwrap().to_string(), tool.clone())).collect();
+    let requests = fake.requests();
+    for request in &requests {
+        assert_eq!(request.method, "GET", "--check sent {} {}", request.method, request.path);
     }
-    let text = String::from_utf8_lossy(&run_cli(&["--check"], &env_for(&fake)).stdout).to_string();
-    assert!(text.contains("20 of 25 tools available on resmon 2.1.0"), "{text}");
+    let text = String::from_utf8_lossy(&run_cli(&["--check"], &env_for(fake)).stdout).to_string();
+    (verdicts, requests, text)
+}
+
+fn available(verdicts: &BTreeMap<String, Value>, name: &str) -> Value {
+    verdicts[name]["available"].clone()
+}
+
+/// Against today's resmon every tool is there but search_corpus, whose POST
+/// route is not probed; each write is judged by a GET on its own path.
+#[test]
+fn check_finds_every_tool_on_a_current_resmon() {
+    let fake = start_fake();
+    let (verdicts, requests, text) = check_verdicts(&fake);
+    for (name, verdict) in &verdicts {
+        let expected = if name == "search_corpus" { Value::Null } else { json!(true) };
+        assert_eq!(verdict["available"], expected, "{verdict}");
+    }
+    assert!(verdicts["search_corpus"]["why"].as_str().unwrap().contains("not probed"));
+    assert!(text.contains("24 of 25 tools available on resmon 2.3.0"), "{text}");
+    // run_routine by its own path (405: served with POST), never by the record's.
+    assert_eq!(verdicts["run_routine"]["route"], "POST /api/routines/{id}/run");
+    assert!(
+        verdicts["run_routine"]["why"].as_str().unwrap().contains("answered 405"),
+        "{}",
+        verdicts["run_routine"]
+    );
+    let asked = |path: &str| requests.iter().filter(|r| r.path == path).count();
+    for path in
+        ["/api/routines/0/run", "/api/routines/0/activate", "/api/routines/0/deactivate", "/api/search/sweep"]
+    {
+        assert_eq!(asked(path), 1, "{path} was not asked once");
+    }
+    // The two exports are asked about the newest run list_executions gave, once each.
+    let newest = fake.state().executions.iter().map(|e| e["id"].as_i64().unwrap()).max().unwrap();
+    let references: Vec<&Recorded> = requests.iter().filter(|r| r.path.ends_with("/references")).collect();
+    assert_eq!(references.len(), 2, "{references:?}");
+    for request in references {
+        assert_eq!(request.path, format!("/api/executions/{newest}/references"));
+    }
+    let queries: Vec<String> =
+        requests.iter().filter(|r| r.path.ends_with("/references")).map(|r| r.query.clone()).collect();
+    assert!(
+        queries.iter().any(|q| q.contains("format=json") && q.contains("include_ids=true")),
+        "{queries:?}"
+    );
+    assert!(queries.iter().any(|q| q == "format=bibtex"), "{queries:?}");
+}
+
+/// resmon 1.6.1 lacks the run route and refuses the json export for every
+/// run; record 0 would have hidden both. The routes it lacks are named.
+#[test]
+fn check_names_what_resmon_1_6_1_lacks() {
+    let fake = start_fake();
+    fake.emulate_resmon_1_6_1();
+    let (verdicts, _, text) = check_verdicts(&fake);
+    let missing = [
+        "run_routine",
+        "get_execution_results",
+        "get_search_record",
+        "get_watchdog_findings",
+        "get_analytics",
+    ];
+    for (name, verdict) in &verdicts {
+        let expected = match name.as_str() {
+            "search_corpus" => Value::Null,
+            name if missing.contains(&name) => json!(false),
+            _ => json!(true),
+        };
+        assert_eq!(verdict["available"], expected, "{verdict}");
+    }
+    assert_eq!(verdicts["get_search_record"]["route"], "GET /api/executions/{id}/search-record");
+    let run = verdicts["run_routine"]["why"].as_str().unwrap();
+    assert!(run.starts_with("resmon does not serve POST /api/routines/{id}/run"), "{run}");
+    let results = verdicts["get_execution_results"]["why"].as_str().unwrap();
+    assert!(results.contains("refused format=json") && results.contains("answered 400"), "{results}");
+    // Its other formats are there, so export_references is.
+    assert_eq!(available(&verdicts, "export_references"), true);
+    // The writes whose paths it still serves.
+    for name in ["activate_routine", "deactivate_routine", "create_routine", "update_settings", "run_sweep"] {
+        assert_eq!(available(&verdicts, name), true, "{}", verdicts[name]);
+    }
+    assert!(text.contains("19 of 25 tools available on resmon 1.6.1"), "{text}");
     assert!(
         text.contains(
             "missing: get_analytics: resmon does not serve GET /api/analytics/discovery-lag (1 of the 6"
         ),
         "{text}"
     );
-    assert!(text.contains("missing: get_search_record: resmon does not serve"), "{text}");
+    assert!(
+        text.contains("missing: run_routine: resmon does not serve POST /api/routines/{id}/run"),
+        "{text}"
+    );
+}
+
+/// With no run to ask about, the two exports are unknown, not missing, and
+/// no made-up id is sent in their place.
+#[test]
+fn check_without_a_run_leaves_the_exports_unknown() {
+    let fake = start_fake();
+    fake.state().executions.clear();
+    let (verdicts, requests, _) = check_verdicts(&fake);
+    for name in ["get_execution_results", "export_references"] {
+        assert_eq!(available(&verdicts, name), Value::Null, "{}", verdicts[name]);
+        let why = verdicts[name]["why"].as_str().unwrap();
+        assert!(why.contains("no run to probe with"), "{why}");
+    }
+    assert_eq!(available(&verdicts, "list_executions"), true);
+    assert!(requests.iter().all(|r| !r.path.ends_with("/references")), "a references route was asked");
 }
 
 /// The keys of every object in a JSON value, at any depth.

@@ -377,8 +377,10 @@ impl FakeBackend {
         }
     }
 
-    /// Clears the global fault and every route fault.
+    /// Clears the global fault and every route fault, and gives back every
+    /// route `lack_route` took away.
     pub fn clear_faults(&self) {
+        lock(&self.inner.state).lacking.clear();
         *lock(&self.inner.fault) = Fault::None;
         lock(&self.inner.route_faults).clear();
         lock(&self.inner.delayed_faults).clear();
@@ -425,15 +427,26 @@ impl FakeBackend {
 
     /// Makes `method path` answer as a resmon release without that route
     /// does: the web framework's own 404, `{"detail": "Not Found"}`.
+    /// Another method on the same path then answers as the framework does
+    /// for a path it serves with no method: 404, or 405 if one remains.
     pub fn lack_route(&self, method: &str, path: &str) {
         self.set_fault_for(method, path, Fault::Status(404, r#"{"detail":"Not Found"}"#.into()));
+        lock(&self.inner.state).lacking.push((method.to_string(), path.to_string()));
+    }
+
+    /// Behaves as resmon 1.6.1, the oldest release this project was tried
+    /// against: an older release (above) that also has no
+    /// `POST /api/routines/{id}/run`.
+    pub fn emulate_resmon_1_6_1(&self) {
+        self.emulate_older_release("1.6.1");
+        self.lack_route("POST", "/api/routines/{id}/run");
     }
 
     /// Behaves as a resmon release older than contract 1.0 expects: health
     /// reports `version` and no identity (and `expected_runtime_id` is
     /// ignored), the answers recorded for an older release are served (a
-    /// created routine's `intent` is not stored, the reference export does
-    /// not know the `json` format), and each route in
+    /// created routine's `intent` is not stored), the reference export
+    /// refuses the `json` format for every run, and each route in
     /// [`OLDER_RELEASE_LACKS`] answers the framework's 404.
     pub fn emulate_older_release(&self, version: &str) {
         {

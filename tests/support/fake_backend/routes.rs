@@ -88,7 +88,10 @@ pub fn path_matches(pattern: &str, path: &str) -> bool {
 /// Answers one request that passed the guard; a path or method no route
 /// serves gets the web framework's own 404 or 405.
 pub fn dispatch(st: &mut State, ctx: &Ctx, req: &Request) -> Response {
-    let fits: Vec<&(&str, &str)> = ROUTES.iter().filter(|(_, p)| path_matches(p, &req.path)).collect();
+    let lacks =
+        |method: &str, pattern: &str| st.lacking.iter().any(|(m, p)| m == method && same_pattern(p, pattern));
+    let fits: Vec<&(&str, &str)> =
+        ROUTES.iter().filter(|(m, p)| path_matches(p, &req.path) && !lacks(m, p)).collect();
     let Some((method, pattern)) = fits.iter().find(|(m, _)| *m == req.method) else {
         let status = if fits.is_empty() { 404 } else { 405 };
         return Response::detail(status, if fits.is_empty() { "Not Found" } else { "Method Not Allowed" });
@@ -109,8 +112,24 @@ pub fn dispatch(st: &mut State, ctx: &Ctx, req: &Request) -> Response {
             None => Response::detail(404, "That profile does not exist."),
         },
         ("POST", "/api/search/sweep") => sweep(st, ctx, req),
+        ("GET", "/api/executions/{exec_id}/references") if refuses_json(st, req, id) => {
+            Response::detail(400, "Unknown export format 'json'. Expected one of: bibtex, csv, json, ris.")
+        }
         _ => recorded(st, req),
     }
+}
+
+/// Two patterns for the same route, whatever their `{name}` segments are called.
+fn same_pattern(a: &str, b: &str) -> bool {
+    let wild = |s: &str| s.starts_with('{') && s.ends_with('}');
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.split('/').collect(), b.split('/').collect());
+    a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x == y || (wild(x) && wild(y)))
+}
+
+/// An older release exports no json format: it refuses it for any run that
+/// exists (a run that does not is its 404 first, as on every release).
+fn refuses_json(st: &State, req: &Request, id: i64) -> bool {
+    st.older_release && req.query_param("format") == Some("json") && st.execution(id).is_some()
 }
 
 /// The recorded answer, after doing what it records: a created routine or

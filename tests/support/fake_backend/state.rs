@@ -50,6 +50,10 @@ pub struct State {
     /// True once `emulate_older_release` ran: answers recorded for an older
     /// release are preferred.
     pub older_release: bool,
+    /// Routes (method, path pattern) this release does not have, as
+    /// `FakeBackend::lack_route` named them: the path no longer counts as
+    /// served by that method, so another method there gets 404, not 405.
+    pub lacking: Vec<(String, String)>,
     /// `request_id`s already used by sweeps.
     pub sweep_request_ids: BTreeMap<String, i64>,
     /// When set, every sweep is answered as resmon answers a `request_id`
@@ -116,6 +120,7 @@ impl State {
             version: "2.3.0".into(),
             reports_identity: true,
             older_release: false,
+            lacking: Vec::new(),
             sweep_request_ids: BTreeMap::new(),
             sweep_duplicate_of: None,
             settings_side_effects: Vec::new(),
