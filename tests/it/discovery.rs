@@ -617,7 +617,7 @@ fn without_a_default_a_named_state_dir_is_not_taken_for_it() {
 }
 
 /// docs/setup.md's Claude Desktop block names the macOS default state folder
-/// and no port. It is run as printed, with only the example user's folder
+/// and the port file in it. It is run as printed, with only the example user's folder
 /// replaced; on Linux XDG_STATE_HOME puts the default in the same place, so
 /// the same block is the default there too (on macOS HOME alone does).
 #[test]
@@ -634,17 +634,24 @@ fn the_macos_registration_in_setup_md_connects_as_printed() {
         .iter()
         .map(|(key, value)| (key.clone(), value.as_str().unwrap().to_string()))
         .collect();
-    assert_eq!(env.len(), 1, "the block names the state folder only: {block}");
-    let folder = Path::new(&env[0].1).to_path_buf();
+    let named = |key: &str| env.iter().find(|(name, _)| name == key).map(|(_, value)| value.clone());
+    assert_eq!(env.len(), 2, "the block names the state folder and its port file: {block}");
+    let folder = Path::new(&named("RESMON_STATE_DIR").expect(block)).to_path_buf();
     assert!(folder.ends_with("Library/Application Support/resmon"), "{block}");
+    let port_file = named("RESMON_PORT_FILE").expect("a block naming the state folder names the port too");
+    assert_eq!(Path::new(&port_file), folder.join("resmon.port"), "{block}");
     let fake = start_fake_at(&folder);
     env.push(("XDG_STATE_HOME".into(), show(folder.parent().unwrap())));
     let run = call_at_home(home.path(), &env);
     assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
     assert_eq!(run.json()["identity"]["runtime_id"], fake.runtime_id());
-    // The same block pointed at another folder is refused, and says to name the port.
-    let moved = vec![("RESMON_STATE_DIR".to_string(), show(&home.path().join("elsewhere")))];
-    let run = call_at_home(home.path(), &[moved, env[1..].to_vec()].concat());
+    // Pointed at another folder with the port file left out, the block is
+    // refused and says to name the port.
+    let moved = vec![
+        ("RESMON_STATE_DIR".to_string(), show(&home.path().join("elsewhere"))),
+        ("XDG_STATE_HOME".to_string(), show(folder.parent().unwrap())),
+    ];
+    let run = call_at_home(home.path(), &moved);
     assert!(message(&run.json()).contains("names no instance"), "{}", run.stdout);
 }
 
