@@ -219,6 +219,15 @@ def printed_registrations(form, report):
                     json.dumps({"mcpServers": {"resmon": {"command": server["command"], "env": server.get("env", {})}}}))
 
 
+def swap_prefix(value, replace):
+    """The value with the example folder it starts with (if any) replaced by
+    this prefix's, so that a file inside the example folder moves with it."""
+    for example, real in replace.items():
+        if value == example or value.startswith(example + "\\"):
+            return real + value[len(example):]
+    return value
+
+
 def docs_registrations(state_folder):
     """The Windows registrations in docs/setup.md, run as printed, with only
     the example user's folders replaced by this prefix's (same style)."""
@@ -250,7 +259,7 @@ def docs_registrations(state_folder):
             record("docs TOML registration parses", False, repr(error))
             continue
         server = {"command": replace.get(server["command"], server["command"]),
-                  "env": {key: replace.get(value, value) for key, value in server.get("env", {}).items()}}
+                  "env": {key: swap_prefix(value, replace) for key, value in server.get("env", {}).items()}}
         harness_session("docs TOML registration (single-quoted backslashes) connects as printed",
                         json.dumps({"mcpServers": {"resmon": server}}))
 
