@@ -4,7 +4,8 @@
 //!     cargo run --example fake-backend -- --state-dir DIR
 //!
 //! Prints `RESMON_PORT_FILE=…` and `RESMON_STATE_DIR=…` on stdout, then
-//! serves until stdin reaches end of file (close it, or press Ctrl-D).
+//! serves until stdin reaches end of file (close it, or press Ctrl-D). A
+//! line `requests` on stdin prints what reached it so far as one JSON line.
 //!
 //! Ctrl-C: std cannot catch SIGINT, so the default action kills this process
 //! before it can tidy up. To still remove the port and token files, on Unix
@@ -32,6 +33,8 @@ and DIR/api-token-<port>, and prints
   RESMON_STATE_DIR=<absolute state directory>
 
 on stdout. It stops, removing both files, when stdin reaches end of file.
+A line `requests` on stdin prints the requests received so far (method,
+path, status) as one JSON line on stdout.
 
 Options:
   --state-dir DIR   where to write the files (created if missing);
@@ -97,13 +100,37 @@ fn main() {
         fb.token_file().display()
     );
 
-    // Serve until stdin ends.
-    let mut sink = [0u8; 1024];
+    // Serve until stdin ends. A line `requests` on stdin asks what reached
+    // the fake so far: one JSON line on stdout, so a script driving a
+    // harness can assert that nothing was sent (a refused write).
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
     let mut stdin = std::io::stdin().lock();
-    while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
+    while matches!(stdin.read(&mut byte), Ok(n) if n > 0) {
+        if byte[0] != b'\n' {
+            line.push(byte[0]);
+            continue;
+        }
+        if line.trim_ascii() == b"requests" {
+            print_requests(&fb);
+        }
+        line.clear();
+    }
 
     fb.stop();
     eprintln!("fake resmon backend stopped");
+}
+
+/// `{"requests": [{"method", "path", "status"}, ...]}` in arrival order, on one line.
+fn print_requests(fb: &FakeBackend) {
+    let list: Vec<serde_json::Value> = fb
+        .requests()
+        .iter()
+        .map(|r| serde_json::json!({"method": r.method, "path": r.path, "status": r.status}))
+        .collect();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", serde_json::json!({ "requests": list }));
+    let _ = out.flush();
 }
 
 fn fail(msg: &str) -> ! {

@@ -12,7 +12,8 @@ is never installed, yet a byte-equal check fails on it. So the rule is:
 - install with `npm install` from the committed lock (it keeps every locked
   version and only adds what the lock could not hold);
 - compare the resulting lock with the committed one, entry by entry,
-  leaving out optional entries whose `os` or `cpu` excludes this machine;
+  leaving out optional entries whose `os`, `cpu` or `libc` excludes this
+  machine (npm never installs those here, e.g. a musl build on glibc);
 - anything else that differs (a version, an integrity hash, a package that
   appeared or vanished for this platform) fails loudly, naming the entry.
 
@@ -39,6 +40,13 @@ def node_platform() -> tuple[str, str]:
     return system, cpu
 
 
+def node_libc() -> str | None:
+    """This machine's C library as npm names it in `libc` (Linux only)."""
+    if platform.system() != "Linux":
+        return None
+    return "glibc" if platform.libc_ver()[0] == "glibc" else "musl"
+
+
 def excludes(values: list[str] | str | None, ours: str) -> bool:
     """npm's rule: a list names allowed values, and `!x` names excluded ones.
     A lock may hold a single value as a plain string."""
@@ -55,9 +63,12 @@ def excludes(values: list[str] | str | None, ours: str) -> bool:
 
 def for_this_platform(lock: dict) -> dict:
     system, cpu = node_platform()
+    libc = node_libc()
     kept = {}
     for path, entry in lock.get("packages", {}).items():
         elsewhere = excludes(entry.get("os"), system) or excludes(entry.get("cpu"), cpu)
+        # npm reads `libc` only on Linux; elsewhere it never excludes.
+        elsewhere = elsewhere or (libc is not None and excludes(entry.get("libc"), libc))
         if entry.get("optional") and elsewhere:
             continue
         kept[path] = {key: entry.get(key) for key in ("version", "resolved", "integrity", "link") if key in entry}

@@ -1,0 +1,284 @@
+"""Claude Code (@anthropic-ai/claude-code, pinned in package-lock.json)
+against resmon-mcp, with a loopback stand-in for the Messages API so that
+Claude Code's own loop makes every MCP call (model_standins.py says how the
+stand-in is scripted). Standard library only. Run inside a network
+namespace that holds only loopback (run.sh does).
+
+Checks, each a PASS or FAIL line:
+- registered with the exact `claude mcp add` line `--check` prints (and,
+  when `--check` prints one, its `permissions.allow` fragment merged into
+  ~/.claude/settings.json), `claude mcp get resmon` shows Connected;
+- default mode (tool search on): the first request carries the server's
+  instructions and the definitions of exactly the tools whose tools/list
+  `_meta` marks them always-loaded, and names every other tool as deferred;
+  the budget (those definitions as sent, plus the instructions) is printed
+  and held to 4,096 bytes;
+- a common question is answered by an always-loaded read tool with no
+  ToolSearch call (a note, not a check, while no tool is always-loaded);
+- with ENABLE_TOOL_SEARCH=false all 25 definitions are in the first request;
+- headless, with the allow fragment (or --allowedTools of the 18 reads when
+  none is printed), the 18 reads run and each of the 7 writes is denied
+  with nothing reaching resmon (the fake's request log);
+- the model reads a success as the structuredContent JSON and an error as
+  its sentence first;
+- with resmon stopped the server still connects and `health` reads as the
+  server's own sentence.
+
+Usage: claude_code.py --claude BIN --server BIN --fake BIN --calls calls.json
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from claude import CLAUDE_VERSION, Claude, deferred_names, result_text, sent_tools, system_text
+from common import (ERROR_SENTENCE, EXPECTED_READS, EXPECTED_TOOLS, EXPECTED_WRITES, NOT_RUNNING, PREFIX,
+                    LoggedFake, Registration, Surface, Tally, brief, changes, check_output, compact,
+                    first_call_per_tool, one_line)
+from model_standins import AnthropicStandin
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harnesses"))
+from standins import StoppedResmon  # noqa: E402
+
+BUDGET_BYTES = 4096
+# What Claude Code answers in place of running a tool nobody allowed (2.1.332).
+DENIED_WORDS = ("permission", "haven't granted")
+
+
+def definition_bytes(tool: dict) -> int:
+    """One tool as Claude Code sends it, measured as compact JSON."""
+    return len(compact({"name": tool["name"], "description": tool.get("description"),
+                        "input_schema": tool.get("input_schema")}).encode())
+
+
+def select_turn(names: list[str]) -> list[tuple[str, dict]]:
+    """A ToolSearch turn that loads the named (deferred) tools."""
+    return [("ToolSearch", {"query": "select:" + ",".join(PREFIX + name for name in names), "max_results": 30})]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    for name in ("claude", "server", "fake", "calls"):
+        parser.add_argument(f"--{name}", required=True)
+    args = parser.parse_args()
+    tally = Tally("claude-code")
+    started = time.monotonic()
+    with AnthropicStandin() as model:
+        claude = Claude(args.claude, model)
+        stopped = Claude(args.claude, model)
+        try:
+            exercise(claude, stopped, model, args, tally)
+        except Exception as e:  # noqa: BLE001 - a crash of the driver is a failure, never a skip
+            tally.fail("driver", f"{type(e).__name__}: {e}")
+        finally:
+            claude.cleanup()
+            stopped.cleanup()
+        if model.errors():
+            tally.fail("the model stand-in answered every request", f"it failed: {model.errors()[:3]}")
+    print(f"# claude-code: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.1f} s",
+          flush=True)
+    return 0 if tally.failed == 0 else 1
+
+
+def exercise(claude: Claude, stopped: Claude, model: AnthropicStandin, args, tally: Tally) -> None:
+    version = claude.run("--version").stdout.strip()
+    if not tally.check(version.split()[0:1] == [CLAUDE_VERSION], f"claude --version is {CLAUDE_VERSION}",
+                       f"got {version!r}: the test is written for {CLAUDE_VERSION}"):
+        return
+    with LoggedFake(args.fake) as fake:
+        base_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **fake.env}
+        surface = Surface(args.server, base_env)
+        tally.check(len(surface.names) == EXPECTED_TOOLS and len(surface.reads) == EXPECTED_READS
+                    and len(surface.writes) == EXPECTED_WRITES,
+                    f"tools/list: {EXPECTED_TOOLS} tools, {EXPECTED_READS} marked readOnlyHint, "
+                    f"{EXPECTED_WRITES} not", f"{len(surface.names)} tools, reads {surface.reads}")
+        always = surface.always
+        print(f"# always-loaded (tools/list _meta anthropic/alwaysLoad true): {always or 'none'}", flush=True)
+
+        printed = check_output(args.server, base_env)
+        registration = Registration(printed.stdout)
+        if not tally.check(printed.returncode == 0 and registration.claude_line is not None,
+                           "--check prints a `claude mcp add` line",
+                           f"exit {printed.returncode}: {brief(printed.stdout + printed.stderr)}"):
+            return
+        print(f"# parsed from --check: {registration.claude_line}", flush=True)
+        fragment = registration.allow_fragment
+        reads = [PREFIX + name for name in surface.reads]
+        if fragment is not None:
+            allowed = fragment["permissions"]["allow"]
+            print(f"# parsed from --check under {registration.allow_where!r}: a permissions.allow fragment of "
+                  f"{len(allowed)} names, merged into ~/.claude/settings.json", flush=True)
+            tally.check(sorted(allowed) == sorted(reads),
+                        f"the printed allow fragment names exactly the {EXPECTED_READS} read tools",
+                        f"it names {sorted(allowed)}; the reads are {sorted(reads)}")
+            allow_options: list[str] = []
+        else:
+            print(f"# --check prints no permissions.allow fragment: the headless runs pass --allowedTools of "
+                  f"the {len(reads)} reads instead", flush=True)
+            allow_options = ["--allowedTools", ",".join(reads)]
+
+        add = claude.run(*registration.claude_argv(claude.binary)[1:])
+        entry = claude.server_entry()
+        tally.check(add.returncode == 0 and entry.get("command") == args.server and entry.get("env") == fake.env,
+                    "the printed `claude mcp add` line registers resmon with its command and environment",
+                    f"exit {add.returncode}, entry {entry}, stderr {add.stderr[-500:]}")
+        if fragment is not None:
+            claude.merge_settings(fragment)
+        shown = claude.run("mcp", "get", "resmon")
+        tally.check(shown.returncode == 0 and "Connected" in shown.stdout,
+                    "claude mcp get resmon: Connected", f"exit {shown.returncode}: {shown.stdout[-800:]}"
+                    f"{shown.stderr[-300:]}")
+
+        calls = first_call_per_tool(args.calls, surface.runtime_id)
+        default_mode(claude, surface, calls, allow_options, tally)
+        tool_search_off(claude, surface, allow_options, tally)
+        reads_and_writes(claude, fake, surface, calls, allow_options, tally)
+
+    # resmon stopped, its port file and token left behind as after a crash.
+    gone = StoppedResmon(os.path.join(stopped.home, "stopped-resmon"))
+    words = registration.claude_argv(stopped.binary)
+    for i, word in enumerate(words[:-1]):
+        if word == "-e" and words[i + 1].split("=", 1)[0] in gone.env:
+            key = words[i + 1].split("=", 1)[0]
+            words[i + 1] = f"{key}={gone.env[key]}"
+    stopped.run(*words[1:])
+    if fragment is not None:
+        stopped.merge_settings(fragment)
+    shown = stopped.run("mcp", "get", "resmon")
+    tally.check(shown.returncode == 0 and "Connected" in shown.stdout,
+                "with resmon stopped, claude mcp get resmon still shows Connected",
+                f"exit {shown.returncode}: {shown.stdout[-800:]}")
+    turns = ([] if "health" in always else [select_turn(["health"])]) + [[("mcp__resmon__health", {})]]
+    talk = stopped.prompt(turns, *allow_options)
+    seen = (talk.seen or [{}])[-1]
+    text = result_text(seen.get("content"))
+    tally.check(talk.ok(len(turns)) and seen.get("is_error") and text.startswith(NOT_RUNNING),
+                "with resmon stopped, the model reads health as the server's sentence (backend_unavailable …)",
+                f"model got {brief(seen)}; {talk.why()}")
+
+
+def default_mode(claude: Claude, surface: Surface, calls: dict, allow_options: list[str], tally: Tally) -> None:
+    always = surface.always
+    entry_reads = [name for name in always if name in surface.reads]
+    if entry_reads:
+        tool = entry_reads[0]
+        turns = [[(PREFIX + tool, calls.get(tool, {}))]]
+    else:
+        tool = None
+        turns = [select_turn(["health"]), [("mcp__resmon__health", {})]]
+    talk = claude.prompt(turns, *allow_options)
+    first = talk.first_request()
+    if not tally.check(talk.ok(len(turns)) and first, "default mode: a headless run completes through the stand-in",
+                       talk.why()):
+        return
+    text = system_text(first)
+    tally.check(bool(surface.instructions) and surface.instructions in text,
+                "default mode: the first request carries the server's instructions",
+                f"instructions ({len(surface.instructions)} bytes) not found in the system text")
+    sent = sent_tools(first)
+    tally.check(set(sent) == {PREFIX + name for name in always}
+                and not any(t.get("defer_loading") for t in sent.values()),
+                f"default mode: the first request defines exactly the always-loaded tools ({len(always)})",
+                f"it defines {sorted(sent)} (defer_loading on {[n for n, t in sent.items() if t.get('defer_loading')]})")
+    deferred = {name for name in deferred_names(first) if name.startswith(PREFIX)}
+    others = {PREFIX + name for name in surface.names if name not in always}
+    tally.check(deferred == others,
+                f"default mode: the other {len(others)} tools are named as deferred, the always-loaded ones are not",
+                f"deferred resmon names: {sorted(deferred)}")
+    definitions = sum(definition_bytes(t) for t in sent.values())
+    instructions = len(surface.instructions.encode())
+    names = sum(len(name.encode()) + 1 for name in deferred)
+    budget = definitions + instructions
+    print(f"# budget: {budget} bytes = always-loaded definitions as sent {definitions} + instructions {instructions}",
+          flush=True)
+    print(f"# before any search the model reads about resmon: {budget + names} bytes (the budget, plus "
+          f"{len(deferred)} deferred names, {names} bytes with their line ends)", flush=True)
+    tally.check(budget <= BUDGET_BYTES, f"default mode: the budget is within {BUDGET_BYTES} bytes ({budget})",
+                f"{budget} bytes = definitions {definitions} + instructions {instructions}")
+    if tool is None:
+        print("NOTE claude-code no tool is always-loaded yet: the common-question check (an always-loaded read "
+              "answers with no ToolSearch call) has nothing to call", flush=True)
+        return
+    searched = [use for use in talk.tool_uses() if use.get("name") == "ToolSearch"]
+    seen = (talk.seen or [{}])[0]
+    tally.check(not searched and seen.get("name") == PREFIX + tool and not seen.get("is_error"),
+                f"a common question is answered by the always-loaded {tool} with no ToolSearch call",
+                f"ToolSearch calls {searched}; the model saw {brief(seen)}")
+
+
+def tool_search_off(claude: Claude, surface: Surface, allow_options: list[str], tally: Tally) -> None:
+    env = dict(claude.env, ENABLE_TOOL_SEARCH="false")
+    talk = claude.prompt([[("mcp__resmon__health", {})]], *allow_options, env=env)
+    first = talk.first_request()
+    sent = sent_tools(first)
+    deferred = [name for name in deferred_names(first) if name.startswith(PREFIX)]
+    everything = sum(definition_bytes(t) for t in sent.values())
+    tally.check(talk.ok(1) and len(sent) == EXPECTED_TOOLS and not deferred
+                and not any(t.get("defer_loading") for t in sent.values()),
+                f"ENABLE_TOOL_SEARCH=false: the first request defines all {EXPECTED_TOOLS} tools "
+                f"({everything} bytes as sent)",
+                f"it defines {len(sent)}: {sorted(sent)}; deferred {deferred}; {talk.why()}")
+
+
+def reads_and_writes(claude: Claude, fake: LoggedFake, surface: Surface, calls: dict, allow_options: list[str],
+                     tally: Tally) -> None:
+    missing = [name for name in surface.names if name not in calls]
+    if not tally.check(not missing, "tests/it/calls.rs has valid arguments for every tool", f"none for {missing}"):
+        return
+    # The reads, and one read that fails, in one turn after loading them.
+    batch = [(PREFIX + name, calls[name]) for name in surface.reads]
+    batch.append((PREFIX + "get_execution", {"exec_id": 99999}))
+    deferred_reads = [name for name in surface.reads if name not in surface.always]
+    turns = ([select_turn(deferred_reads)] if deferred_reads else []) + [batch]
+    talk = claude.prompt(turns, *allow_options)
+    if not tally.check(talk.ok(len(turns) - 1 + len(batch)), f"headless: the stand-in's {len(batch)} read calls "
+                       "all came back", talk.why()):
+        return
+    seen = talk.seen[-len(batch):]
+    uses = [use for use in talk.tool_uses() if use.get("name", "").startswith(PREFIX)]
+    failed = [(s["name"], brief(result_text(s.get("content")), 200)) for s in seen[:-1] if s.get("is_error")]
+    tally.check(not failed, f"headless: the {len(surface.reads)} read tools run "
+                f"({'allowed by the printed fragment' if not allow_options else 'allowed by --allowedTools'})",
+                f"refused or failed: {failed}")
+    # What the model reads for a success: the structuredContent JSON, not the text block.
+    mismatched = []
+    for use, shown in zip(uses, seen[:-1]):
+        raw = talk.raw_results.get(use.get("id")) or {}
+        try:
+            value = json.loads(result_text(shown.get("content")))
+        except ValueError:
+            value = None
+        if not isinstance(raw, dict) or "structuredContent" not in raw or value != raw["structuredContent"]:
+            mismatched.append(shown.get("name"))
+    tally.check(len(uses) == len(batch) and not mismatched,
+                f"a success reads as its structuredContent JSON (all {len(surface.reads)} reads)",
+                f"not so for {mismatched}")
+    error = seen[-1]
+    text = result_text(error.get("content"))
+    tally.check(error.get("is_error") and ERROR_SENTENCE.match(text) and text.startswith("not_found: "),
+                "an error reads with its sentence first (not_found: …)", brief(error))
+
+    # The writes: loaded, called, and each refused before reaching the server.
+    before = len(fake.requests())
+    batch = [(PREFIX + name, calls[name]) for name in surface.writes]
+    turns = [select_turn(surface.writes), batch]
+    talk = claude.prompt(turns, *allow_options)
+    after = fake.requests()[before:]
+    seen = (talk.seen or [])[-len(batch):]
+    ran = [s.get("name") for s in seen if not s.get("is_error")]
+    undenied = [s.get("name") for s in seen
+                if not any(word in result_text(s.get("content")) for word in DENIED_WORDS)]
+    tally.check(talk.ok(1 + len(batch)) and not ran and not undenied,
+                f"headless: each of the {len(surface.writes)} writes is denied by Claude Code",
+                f"ran {ran}; not a permission denial: {undenied}; {talk.why()}")
+    tally.check(not changes(after),
+                f"no write reached resmon (the fake logged {len(after)} requests, none that changes anything)",
+                f"it received {changes(after)}")
+    if seen:
+        print(f"# a denied write reads: {one_line(result_text(seen[0].get('content')))}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

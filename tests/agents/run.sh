@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Claude Code and Codex against resmon-mcp, each with a loopback stand-in for
+# its model's API so that the CLI's own agent loop makes the MCP calls:
+#
+#   bash tests/agents/run.sh
+#
+# Pinned CLIs (versions also asserted by each script), from package.json and
+# package-lock.json through tests/npm_locked.py:
+#   - Claude Code  @anthropic-ai/claude-code@2.1.332
+#   - Codex        @openai/codex@0.171.0
+# Both ship their native program as an optional package per platform; the
+# install runs no install script, so the drivers start the native program
+# of this platform's package directly.
+#
+# Drivers, each inside its own network namespace that holds only loopback
+# (`unshare -n`, then `ip link set lo up`), so that nothing a CLI tries to
+# reach outside (updates, telemetry) can leave the machine:
+#   - claude_code.py  registration, what the first request carries, reads
+#                     and writes headless, what the model reads;
+#   - toolsearch.py   Claude Code's own ToolSearch asked the search words of
+#                     tests/findability/questions.json (found / first figures);
+#   - codex.py        app-server's tool list, exec's loop, approvals.
+# Needs root (or the right to make a network namespace), cargo, rustc,
+# python3, node >= 20 and npm, and the npm registry. Everything goes under
+# target/agents/.
+#
+# Every check prints `PASS …` or `FAIL …`; the last line is `N passed, M failed`.
+# Exit status 0 only when M is 0. Nothing is skipped: a CLI that cannot be
+# installed or started is a failure.
+set -uo pipefail
+echo "== agent CLIs: Claude Code, Codex (pinned; model APIs stood in on loopback)"
+export PYTHONDONTWRITEBYTECODE=1
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+work="$root/target/agents"
+mkdir -p "$work"
+log="$work/agents.log"
+: >"$log"
+
+stage_label="agent CLI stage"
+# shellcheck source=../lib/tally.sh
+source "$root/tests/lib/tally.sh"
+
+cd "$root" || exit 1
+
+missing=()
+command -v unshare >/dev/null || missing+=(util-linux)
+command -v ip >/dev/null || missing+=(iproute2)
+if [ "${#missing[@]}" -gt 0 ]; then
+    note "apt-get install ${missing[*]}"
+    if ! { apt-get update -qq && apt-get install -y -qq "${missing[@]}"; } >"$work/apt.log" 2>&1; then
+        setup_fail "apt-get install ${missing[*]} failed:"
+        tail -n 20 "$work/apt.log"
+    fi
+fi
+for tool in cargo rustc python3 node npm timeout unshare ip; do
+    command -v "$tool" >/dev/null || { setup_fail "$tool is not installed"; finish; }
+done
+if ! unshare -n -- bash -c 'ip link set lo up' 2>"$work/unshare.err"; then
+    setup_fail "cannot make a loopback-only network namespace (unshare -n needs root):"
+    cat "$work/unshare.err"
+    finish
+fi
+echo "node $(node --version), npm $(npm --version), $(python3 --version)"
+
+# The server, the fake backend, and tests/it/calls.rs's valid calls as JSON
+# (compiled as tests/clients/run.sh does it: one list of calls for every stage).
+note "build (cargo build --bin resmon-mcp --example fake-backend)"
+t0=$SECONDS
+if ! cargo build --locked --bin resmon-mcp --example fake-backend --message-format=json-render-diagnostics \
+    >"$work/build.json" 2>"$work/build.err"; then
+    setup_fail "cargo build failed:"
+    tail -n 30 "$work/build.err"
+    finish
+fi
+server="$root/target/debug/resmon-mcp"
+fake="$root/target/debug/examples/fake-backend"
+serde_json_rlib=$(python3 - "$work/build.json" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    message = json.loads(line)
+    if message.get("reason") == "compiler-artifact" and message["target"]["name"] == "serde_json":
+        print(next(f for f in message["filenames"] if f.endswith(".rlib")))
+        break
+EOF
+)
+if [ -z "$serde_json_rlib" ] ||
+    ! rustc --edition 2024 --crate-type bin -o "$work/dump-calls" "$root/tests/clients/dump_calls.rs" \
+        --extern serde_json="$serde_json_rlib" -L dependency="$root/target/debug/deps" 2>"$work/dump-calls.err"; then
+    setup_fail "tests/clients/dump_calls.rs did not compile:"
+    cat "$work/dump-calls.err"
+    finish
+fi
+calls="$work/calls.json"
+if ! "$work/dump-calls" >"$calls"; then
+    setup_fail "dump-calls failed"
+    finish
+fi
+echo "server, fake and $(grep -c '"tool":' "$calls") calls from tests/it/calls.rs ready in $((SECONDS - t0)) s"
+
+setup_npm
+# The native programs of this platform's optional packages (never an install script's copy).
+claude=$(ls "$npm_dir"/node_modules/@anthropic-ai/claude-code-*/claude 2>/dev/null | head -n 1)
+codex="$npm_dir/node_modules/.bin/codex"
+
+if [ "$node_ready" -eq 0 ] || [ -z "$claude" ]; then
+    setup_fail "claude-code did not run: no native claude in $npm_dir/node_modules/@anthropic-ai/claude-code-*/"
+    setup_fail "toolsearch did not run: Claude Code is not installed"
+else
+    stage_run claude-code 240 --isolated python3 "$here/claude_code.py" --claude "$claude" \
+        --server "$server" --fake "$fake" --calls "$calls"
+    stage_run toolsearch 240 --isolated python3 "$here/toolsearch.py" --claude "$claude" \
+        --server "$server" --fake "$fake" --questions "$root/tests/findability/questions.json"
+fi
+if [ "$node_ready" -eq 0 ] || [ ! -x "$codex" ]; then
+    setup_fail "codex did not run: $codex is not installed"
+else
+    stage_run codex 240 --isolated python3 "$here/codex.py" --codex "$codex" \
+        --server "$server" --fake "$fake" --calls "$calls"
+fi
+
+finish

@@ -1,0 +1,159 @@
+"""Claude Code's own ToolSearch asked the search words of every question in
+tests/findability/questions.json (a JSON array of {"words", "tools"}), with
+`max_results` 5, through the model stand-in: the stand-in's turn is a batch
+of ToolSearch calls, and it reads back the `tool_reference` blocks Claude
+Code returns, which is exactly what a model is shown. Standard library only.
+Run inside a network namespace that holds only loopback (run.sh does).
+
+A question is *found* when a tool that answers it is always-loaded (its
+definition is in the first request, so no search is needed) or among
+ToolSearch's first three results, and *first* when one is always-loaded or
+is ToolSearch's first result. Both are shares of all questions. Prints both,
+and the always-loaded tools; fails below 95 % found.
+
+No query may change another's result. Every batch runs in a fresh session
+(one `claude -p` each), all its queries in one turn, so none runs after
+another's loaded tools reach the model. Whether neighbours matter at all is
+measured, not assumed: the list is asked again in reverse order (so every
+query has other neighbours) and a few questions alone in a session of their
+own, and every result must be the same.
+
+Usage: toolsearch.py --claude BIN --server BIN --fake BIN --questions FILE
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from claude import CLAUDE_VERSION, Claude, references
+from common import PREFIX, LoggedFake, Registration, Surface, Tally, check_output
+from model_standins import AnthropicStandin
+
+FOUND_AT_LEAST = 95.0
+MAX_RESULTS = 5
+BATCH = 20
+ALONE = 3
+
+
+def ask(claude: Claude, words: list[str]) -> tuple[dict[str, list[str]], str]:
+    """Each query's ToolSearch results in one fresh session; and why, when it went wrong."""
+    turn = [("ToolSearch", {"query": w, "max_results": MAX_RESULTS}) for w in words]
+    talk = claude.prompt([turn])
+    if not talk.ok(len(words)):
+        return {}, talk.why()
+    got = {}
+    for shown in talk.seen:
+        query = (shown.get("input") or {}).get("query")
+        got[query] = [name for name in references(shown.get("content")) if name]
+    return got, ""
+
+
+def ask_all(claude: Claude, words: list[str]) -> tuple[dict[str, list[str]], int, list[str]]:
+    results, sessions, problems = {}, 0, []
+    for start in range(0, len(words), BATCH):
+        got, why = ask(claude, words[start:start + BATCH])
+        sessions += 1
+        if why:
+            problems.append(why)
+        results.update(got)
+    return results, sessions, problems
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    for name in ("claude", "server", "fake", "questions"):
+        parser.add_argument(f"--{name}", required=True)
+    args = parser.parse_args()
+    tally = Tally("toolsearch")
+    started = time.monotonic()
+    with AnthropicStandin() as model:
+        claude = Claude(args.claude, model)
+        try:
+            exercise(claude, args, tally)
+        except Exception as e:  # noqa: BLE001 - a crash of the driver is a failure, never a skip
+            tally.fail("driver", f"{type(e).__name__}: {e}")
+        finally:
+            claude.cleanup()
+    print(f"# toolsearch: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.1f} s",
+          flush=True)
+    return 0 if tally.failed == 0 else 1
+
+
+def exercise(claude: Claude, args, tally: Tally) -> None:
+    version = claude.run("--version").stdout.strip()
+    if not tally.check(version.split()[0:1] == [CLAUDE_VERSION], f"claude --version is {CLAUDE_VERSION}",
+                       f"got {version!r}: the test is written for {CLAUDE_VERSION}"):
+        return
+    with open(args.questions) as f:
+        questions = json.load(f)
+    with LoggedFake(args.fake) as fake:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **fake.env}
+        surface = Surface(args.server, env)
+        unknown = sorted({tool for q in questions for tool in q.get("tools") or [] if tool not in surface.names})
+        shapeless = [q for q in questions if not isinstance(q.get("words"), str) or not q.get("tools")]
+        words = [q["words"] for q in questions if isinstance(q.get("words"), str)]
+        if not tally.check(questions and not unknown and not shapeless and len(set(words)) == len(words),
+                           f"{os.path.relpath(args.questions)}: {len(questions)} questions, each with its words "
+                           "and tools the server lists",
+                           f"unknown tools {unknown}; without words or tools {shapeless[:5]}; "
+                           f"repeated words {sorted({w for w in words if words.count(w) > 1})}"):
+            return
+        registration = Registration(check_output(args.server, env).stdout)
+        if not tally.check(registration.claude_line is not None, "--check prints a `claude mcp add` line",
+                           "none found in its output"):
+            return
+        claude.run(*registration.claude_argv(claude.binary)[1:])
+
+        results, sessions, problems = ask_all(claude, words)
+        if not tally.check(not problems and set(results) == set(words),
+                           f"ToolSearch answered all {len(words)} queries ({sessions} fresh session"
+                           f"{'s' if sessions != 1 else ''}, up to {BATCH} queries in one turn each)",
+                           f"{len(results)} answered; {problems[:2]}"):
+            return
+        again, _, problems = ask_all(claude, list(reversed(words)))
+        alone = {}
+        for w in words[:ALONE]:
+            got, why = ask(claude, [w])
+            problems += [why] if why else []
+            alone.update(got)
+        differ = [w for w in words if again.get(w) != results[w] or (w in alone and alone[w] != results[w])]
+        tally.check(not problems and not differ,
+                    f"no query changes another's result (asked again in reverse order, and {ALONE} alone: "
+                    "the same results)",
+                    f"differ: {[(w, results[w], again.get(w), alone.get(w)) for w in differ[:5]]}; {problems[:2]}")
+
+        always = set(surface.always)
+        found = first = 0
+        misses, seconds = [], []
+        for q in questions:
+            answers = set(q["tools"])
+            ranked = [name[len(PREFIX):] if name.startswith(PREFIX) else name for name in results[q["words"]]]
+            up_front = bool(answers & always)
+            is_found = up_front or bool(answers & set(ranked[:3]))
+            is_first = up_front or bool(ranked and ranked[0] in answers)
+            found += is_found
+            first += is_first
+            if not is_found:
+                misses.append((q, ranked))
+            elif not is_first:
+                seconds.append((q, ranked))
+        total = len(questions)
+        found_pct, first_pct = 100.0 * found / total, 100.0 * first / total
+        print(f"# always-loaded: {sorted(always) or 'none'}", flush=True)
+        print(f"# found {found}/{total} = {found_pct:.1f} %, first {first}/{total} = {first_pct:.1f} % "
+              f"(ToolSearch max_results {MAX_RESULTS}; found: always-loaded or in the first 3; "
+              "first: always-loaded or the first result)", flush=True)
+        for q, ranked in misses:
+            print(f"#   not found: {q['words']!r} (answered by {', '.join(q['tools'])}) -> {ranked}", flush=True)
+        for q, ranked in seconds:
+            print(f"#   found, not first: {q['words']!r} (answered by {', '.join(q['tools'])}) -> {ranked}",
+                  flush=True)
+        tally.check(found_pct >= FOUND_AT_LEAST,
+                    f"found {found_pct:.1f} % of the questions (at least {FOUND_AT_LEAST:.0f} %); first {first_pct:.1f} %",
+                    f"{len(misses)} of {total} not found")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
