@@ -17,7 +17,9 @@ use ureq::Agent;
 use ureq::config::Config;
 use ureq::http::Uri;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
-use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
+use ureq::unversioned::transport::{
+    Buffers, ConnectionDetails, Connector, DefaultConnector, NextTimeout, Transport,
+};
 
 use crate::discovery::{self, Candidate, Environment, Trace};
 use crate::error::{Code, ToolError};
@@ -151,6 +153,67 @@ impl Resolver for LiteralResolver {
     }
 }
 
+/// The longest single wait on a socket. A socket's own read timeout is
+/// rounded up by the kernel in proportion to its length (Linux's timer
+/// wheel: a 20 s wait ended 1.6 s late), so a long wait is made of short
+/// ones, each rounded by at most a few milliseconds, and the call's deadline
+/// holds to within that (contract-notes 4).
+const WAIT_SLICE: Duration = Duration::from_millis(50);
+
+/// Puts every connection ureq opens inside a [`Sliced`] transport.
+#[derive(Debug)]
+struct SlicedWaits;
+
+impl Connector<Box<dyn Transport>> for SlicedWaits {
+    type Out = Sliced;
+
+    fn connect(
+        &self,
+        _details: &ConnectionDetails,
+        chained: Option<Box<dyn Transport>>,
+    ) -> Result<Option<Sliced>, ureq::Error> {
+        Ok(chained.map(Sliced))
+    }
+}
+
+/// A transport whose waits for input are at most [`WAIT_SLICE`] each, until
+/// the wait ureq asked for has passed. Writes go through unchanged: resmon's
+/// requests are small enough for the socket's buffer.
+#[derive(Debug)]
+struct Sliced(Box<dyn Transport>);
+
+impl Transport for Sliced {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        self.0.buffers()
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        self.0.transmit_output(amount, timeout)
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        // Windows leaves a socket in an unknown state after a receive timed
+        // out, so there a wait is never cut short and resumed.
+        let until = Instant::now().checked_add(*timeout.after);
+        let Some(until) = until.filter(|_| !cfg!(windows) && !timeout.after.is_not_happening()) else {
+            return self.0.await_input(timeout);
+        };
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            let slice = left.min(WAIT_SLICE);
+            let step = NextTimeout { after: slice.into(), ..timeout };
+            match self.0.await_input(step) {
+                Err(ureq::Error::Timeout(_)) if left > slice => continue,
+                other => return other,
+            }
+        }
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.0.is_open()
+    }
+}
+
 /// The answer did not have the shape this route promises.
 pub fn unexpected_shape(route: &str, expected: &str) -> ToolError {
     ToolError::new(
@@ -271,7 +334,8 @@ impl Backend {
         // The default resolver starts a thread per request to bound a DNS
         // lookup by the timeout; the address here is always an IP literal,
         // so it is read in place instead (about a third of a call's time).
-        let agent = Agent::with_parts(config, DefaultConnector::new(), LiteralResolver);
+        let connector = DefaultConnector::new().chain(SlicedWaits);
+        let agent = Agent::with_parts(config, connector, LiteralResolver);
         Backend {
             env,
             agent,
