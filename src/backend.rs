@@ -463,10 +463,15 @@ impl Backend {
     }
 
     /// Refuses to start a request the call's deadline leaves no time for: a
-    /// read needs a moment, a write a whole second, since a write cut off
-    /// mid-flight leaves the person not knowing whether it happened.
+    /// read needs a moment, a write a whole second (a quarter of the bound
+    /// when the bound is under 4 s), since a write cut off mid-flight leaves
+    /// the person not knowing whether it happened.
     fn check_deadline(&self, method: Method, route: &str) -> Result<(), ToolError> {
-        let needed = if method == Method::Get { Duration::from_millis(5) } else { Duration::from_secs(1) };
+        let needed = if method == Method::Get {
+            Duration::from_millis(5)
+        } else {
+            Duration::from_secs(1).min(self.request_timeout / 4)
+        };
         match self.deadline {
             Some(deadline) if deadline.saturating_duration_since(Instant::now()) < needed => {
                 let base = self.instance.as_ref().map(|instance| instance.candidate.base_url());
