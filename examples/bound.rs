@@ -1,7 +1,7 @@
 //! How far past the per-call bound an answer comes, fault by fault.
 //!
 //!     cargo run --release --example bound                      # bound 3 s
-//!     cargo run --release --example bound -- --bound-ms 20000   # slower, closer to real use
+//!     cargo run --release --example bound -- --bound-ms 20000 --only discovery
 //!
 //! Builds the release server, starts the fake resmon backend in this
 //! process, and for each fault below makes every call of the tests' call
@@ -42,6 +42,7 @@ Usage: cargo run --release --example bound [-- OPTIONS]
 
 Options:
   --bound-ms N     the per-call bound given to the server (default 3000)
+  --only TEXT      run only the faults whose name contains TEXT
   --no-build       do not run `cargo build --release --bin resmon-mcp` first
   --server PATH    measure this resmon-mcp binary instead
   -h, --help       print this help
@@ -99,6 +100,7 @@ fn main() {
     let mut bound = Duration::from_millis(3000);
     let mut build = true;
     let mut server: Option<PathBuf> = None;
+    let mut only = String::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -106,6 +108,7 @@ fn main() {
                 let value = args.next().and_then(|value| value.parse::<u64>().ok());
                 bound = Duration::from_millis(value.unwrap_or_else(|| usage("--bound-ms needs a number")));
             }
+            "--only" => only = args.next().unwrap_or_else(|| usage("--only needs a text")),
             "--no-build" => build = false,
             "--server" => server = Some(args.next().unwrap_or_else(|| usage("--server needs a path")).into()),
             "-h" | "--help" => {
@@ -131,7 +134,7 @@ fn main() {
         }
         root.join("target/release/resmon-mcp")
     });
-    let rows = matrix(bound);
+    let rows: Vec<Row> = matrix(bound).into_iter().filter(|row| row.name.contains(&only)).collect();
     println!(
         "per-call bound {} ms; {} calls per fault after discovery; rule: at most {} ms past the bound",
         bound.as_millis(),
