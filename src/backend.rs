@@ -17,7 +17,9 @@ use ureq::Agent;
 use ureq::config::Config;
 use ureq::http::Uri;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
-use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
+use ureq::unversioned::transport::{
+    Buffers, ConnectionDetails, Connector, DefaultConnector, NextTimeout, Transport,
+};
 
 use crate::discovery::{self, Candidate, Environment, Trace};
 use crate::error::{Code, ToolError};
@@ -65,6 +67,25 @@ pub(crate) struct Reply {
     pub server_chosen: Vec<String>,
     /// Fields of the request that carry the caller's arguments.
     pub caller_supplied: Vec<String>,
+    /// The caller's values that the tool's own schema offers, with what the
+    /// request carried for each (contract-notes 17).
+    pub offered: Vec<Offered>,
+}
+
+/// A value the caller gave that the tool's own input schema offers in an
+/// `enum`: a refusal of it as unknown is the release's limitation, not the
+/// caller's mistake (contract-notes 17).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Offered {
+    /// The tool's argument, as the caller named it.
+    pub argument: String,
+    /// The value the caller gave.
+    pub value: String,
+    /// The request fields that carry it (empty when it travels in the path).
+    pub fields: Vec<String>,
+    /// What those fields held in the request sent (it may be the value
+    /// under another name, such as `mode: semantic` sent as a sort).
+    pub sent: Vec<String>,
 }
 
 impl Reply {
@@ -148,6 +169,67 @@ impl Resolver for LiteralResolver {
             }
             _ => DefaultResolver::default().resolve(uri, config, timeout),
         }
+    }
+}
+
+/// The longest single wait on a socket. A socket's own read timeout is
+/// rounded up by the kernel in proportion to its length (Linux's timer
+/// wheel: a 20 s wait ended 1.6 s late), so a long wait is made of short
+/// ones, each rounded by at most a few milliseconds, and the call's deadline
+/// holds to within that (contract-notes 4).
+const WAIT_SLICE: Duration = Duration::from_millis(50);
+
+/// Puts every connection ureq opens inside a [`Sliced`] transport.
+#[derive(Debug)]
+struct SlicedWaits;
+
+impl Connector<Box<dyn Transport>> for SlicedWaits {
+    type Out = Sliced;
+
+    fn connect(
+        &self,
+        _details: &ConnectionDetails,
+        chained: Option<Box<dyn Transport>>,
+    ) -> Result<Option<Sliced>, ureq::Error> {
+        Ok(chained.map(Sliced))
+    }
+}
+
+/// A transport whose waits for input are at most [`WAIT_SLICE`] each, until
+/// the wait ureq asked for has passed. Writes go through unchanged: resmon's
+/// requests are small enough for the socket's buffer.
+#[derive(Debug)]
+struct Sliced(Box<dyn Transport>);
+
+impl Transport for Sliced {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        self.0.buffers()
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        self.0.transmit_output(amount, timeout)
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        // Windows leaves a socket in an unknown state after a receive timed
+        // out, so there a wait is never cut short and resumed.
+        let until = Instant::now().checked_add(*timeout.after);
+        let Some(until) = until.filter(|_| !cfg!(windows) && !timeout.after.is_not_happening()) else {
+            return self.0.await_input(timeout);
+        };
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            let slice = left.min(WAIT_SLICE);
+            let step = NextTimeout { after: slice.into(), ..timeout };
+            match self.0.await_input(step) {
+                Err(ureq::Error::Timeout(_)) if left > slice => continue,
+                other => return other,
+            }
+        }
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.0.is_open()
     }
 }
 
@@ -241,6 +323,8 @@ pub struct Backend {
     deadline: Option<Instant>,
     /// Names of request fields that carry the current caller's arguments.
     caller_fields: Vec<String>,
+    /// The current caller's values that the tool's schema offers.
+    offered: Vec<Offered>,
     /// Whether this call already used its one resend after a 401.
     resent: bool,
     /// The runtime id the current call is pinned to, if any.
@@ -271,7 +355,8 @@ impl Backend {
         // The default resolver starts a thread per request to bound a DNS
         // lookup by the timeout; the address here is always an IP literal,
         // so it is read in place instead (about a third of a call's time).
-        let agent = Agent::with_parts(config, DefaultConnector::new(), LiteralResolver);
+        let connector = DefaultConnector::new().chain(SlicedWaits);
+        let agent = Agent::with_parts(config, connector, LiteralResolver);
         Backend {
             env,
             agent,
@@ -280,6 +365,7 @@ impl Backend {
             last_version: None,
             deadline: None,
             caller_fields: Vec::new(),
+            offered: Vec::new(),
             resent: false,
             pinned: None,
         }
@@ -297,8 +383,15 @@ impl Backend {
     pub(crate) fn begin_call(&mut self, caller_fields: Vec<String>) {
         self.deadline = Some(Instant::now() + self.request_timeout);
         self.caller_fields = caller_fields;
+        self.offered = Vec::new();
         self.resent = false;
         self.pinned = None;
+    }
+
+    /// Records, for the call just begun, the caller's values that the tool's
+    /// own schema offers in an `enum` (contract-notes 17).
+    pub(crate) fn offer(&mut self, offered: Vec<Offered>) {
+        self.offered = offered;
     }
 
     /// The release the confirmed resmon reported: `None` when no resmon has
@@ -399,10 +492,15 @@ impl Backend {
     }
 
     /// Refuses to start a request the call's deadline leaves no time for: a
-    /// read needs a moment, a write a whole second, since a write cut off
-    /// mid-flight leaves the person not knowing whether it happened.
+    /// read needs a moment, a write a whole second (a quarter of the bound
+    /// when the bound is under 4 s), since a write cut off mid-flight leaves
+    /// the person not knowing whether it happened.
     fn check_deadline(&self, method: Method, route: &str) -> Result<(), ToolError> {
-        let needed = if method == Method::Get { Duration::from_millis(5) } else { Duration::from_secs(1) };
+        let needed = if method == Method::Get {
+            Duration::from_millis(5)
+        } else {
+            Duration::from_secs(1).min(self.request_timeout / 4)
+        };
         match self.deadline {
             Some(deadline) if deadline.saturating_duration_since(Instant::now()) < needed => {
                 let base = self.instance.as_ref().map(|instance| instance.candidate.base_url());
@@ -594,11 +692,12 @@ impl Backend {
                 let unread = body_unread(&error);
                 let error = match error {
                     ureq::Error::Timeout(_) => self.transport_error(&base, &route, error),
-                    _ => body_error(&route, status, error),
+                    _ => body_error(&route, status, error, takes_page(query, body)),
                 };
                 after_status_line(error, status, unread)
             })?;
         let (caller_supplied, server_chosen) = self.provenance(query, body);
+        let offered = self.offered_in(query, body);
         Ok(Reply {
             status,
             headers,
@@ -607,7 +706,24 @@ impl Backend {
             backend_version: instance.version.clone(),
             server_chosen,
             caller_supplied,
+            offered,
         })
+    }
+
+    /// The call's offered values, each with what the request's query and
+    /// top-level body fields carried for it.
+    fn offered_in(&self, query: &[(&str, String)], body: Option<&Value>) -> Vec<Offered> {
+        let body = body.and_then(Value::as_object);
+        let sent_in = |field: &String| -> Vec<String> {
+            let from_query = query.iter().filter(|(key, _)| key == field).map(|(_, value)| value.clone());
+            let from_body = body.and_then(|body| body.get(field)).and_then(Value::as_str).map(str::to_string);
+            from_query.chain(from_body).collect()
+        };
+        let mut offered = self.offered.clone();
+        for offer in &mut offered {
+            offer.sent = offer.fields.iter().flat_map(sent_in).collect();
+        }
+        offered
     }
 
     /// Splits a request's query and top-level body fields into those that
@@ -778,12 +894,29 @@ pub(crate) fn answered_before_failing(error: &ToolError, route: &str) -> Option<
     error.detail.get("status").and_then(Value::as_u64).and_then(|status| u16::try_from(status).ok())
 }
 
-fn body_error(route: &str, status: u16, error: ureq::Error) -> ToolError {
+/// The request fields that ask a route for one page of its answer.
+const PAGE_FIELDS: [&str; 4] = ["limit", "offset", "cursor", "k"];
+
+/// Whether a request asked for a page: a page field in its query or body.
+fn takes_page(query: &[(&str, String)], body: Option<&Value>) -> bool {
+    let in_body = |field: &str| body.and_then(Value::as_object).is_some_and(|body| body.contains_key(field));
+    PAGE_FIELDS.iter().any(|field| query.iter().any(|(key, _)| key == field) || in_body(field))
+}
+
+/// An answer that could not be read whole. Past the size limit, the advice
+/// depends on the request: a smaller page only where it asked for a page.
+fn body_error(route: &str, status: u16, error: ureq::Error, paged: bool) -> ToolError {
     let message = match error {
         ureq::Error::BodyExceedsLimit(_) => format!(
             "resmon's answer to {route} is larger than this server accepts ({} MiB), so it was \
-             not read. Ask for a smaller page.",
-            MAX_BODY_BYTES / (1024 * 1024)
+             not read. {}",
+            MAX_BODY_BYTES / (1024 * 1024),
+            if paged {
+                "Ask for a smaller page."
+            } else {
+                "This server asks for this route's answer whole, with no page size, so repeating \
+                 the call will meet the same limit."
+            }
         ),
         _ => format!("resmon's answer to {route} broke off before it was complete."),
     };
@@ -946,6 +1079,9 @@ const CALLER_BODY_ROUTES: [&str; 5] = [
 /// is `invalid_argument`. A refusal naming a field this server chose is
 /// `upstream_error` naming it. Anything else is `upstream_error` too.
 fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: Option<&str>) -> ToolError {
+    if let Some(offer) = refused_offer(reply, sentence) {
+        return offer_refused(reply, error, offer, sentence);
+    }
     let is_caller =
         |name: &str| reply.caller_supplied.iter().any(|field| field == name) || is_path_field(name);
     let is_chosen = |name: &str| reply.server_chosen.iter().any(|field| field == name);
@@ -1018,6 +1154,101 @@ fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: O
     out
 }
 
+/// Words with which a refusal says it does not know a value.
+const UNKNOWN_WORDS: [&str; 6] =
+    ["unknown", "unsupported", "unrecognized", "unrecognised", "invalid", "unavailable"];
+/// Phrases that say the same in more than one word.
+const UNKNOWN_PHRASES: [&str; 7] = [
+    "not supported",
+    "not recognized",
+    "not recognised",
+    "not available",
+    "no such",
+    "not one of",
+    "must be one of",
+];
+
+/// Whether a sentence says that something is unknown or unsupported.
+fn says_unknown(sentence: &str) -> bool {
+    let lower = sentence.to_lowercase();
+    let words = words_of(&lower);
+    UNKNOWN_WORDS.iter().any(|word| words.iter().any(|w| w == word))
+        || UNKNOWN_PHRASES.iter().any(|phrase| lower.contains(phrase))
+}
+
+/// The caller's offered value that resmon's 400 or 422 refused as one it
+/// does not know (contract-notes 17). A 422 counts only when every problem
+/// it lists is about an offered value's field and refuses that value (its
+/// `input` is the value, its type says "not one of", or its sentence says
+/// unknown); a 400 when its sentence says unknown and quotes the value (as
+/// sent, or as the caller gave it), or names the value's field and no other
+/// field of the caller's. Anything else is left to the rest of `judge_refusal`.
+fn refused_offer<'a>(reply: &'a Reply, sentence: Option<&str>) -> Option<&'a Offered> {
+    if reply.offered.is_empty() {
+        return None;
+    }
+    let body = if is_json(reply) { reply.json().ok() } else { None };
+    if let Some(Value::Array(problems)) = body.as_ref().and_then(|body| body.get("detail")) {
+        let mut found = None;
+        for problem in problems {
+            let field = problem_field(problem)?;
+            let offer = reply.offered.iter().find(|offer| offer.fields.contains(&field))?;
+            let input = problem.get("input").and_then(Value::as_str);
+            let kind = problem.get("type").and_then(Value::as_str).unwrap_or_default();
+            let msg = problem.get("msg").and_then(Value::as_str).unwrap_or_default();
+            let refuses_value = input
+                .is_some_and(|input| input == offer.value || offer.sent.iter().any(|s| s == input))
+                || matches!(kind, "enum" | "literal_error")
+                || says_unknown(msg);
+            if !refuses_value {
+                return None;
+            }
+            found.get_or_insert(offer);
+        }
+        return found;
+    }
+    let sentence = sentence?;
+    if !says_unknown(sentence) {
+        return None;
+    }
+    let words = words_of(sentence);
+    let names = |text: &str| words.iter().any(|word| word.eq_ignore_ascii_case(text));
+    let named_callers: Vec<&String> = reply.caller_supplied.iter().filter(|field| names(field)).collect();
+    reply.offered.iter().find(|offer| {
+        let quoted =
+            |text: &str| ["'", "\"", "`"].iter().any(|q| sentence.contains(&format!("{q}{text}{q}")));
+        let value_named = quoted(&offer.value) || offer.sent.iter().any(|sent| quoted(sent));
+        // `caller_supplied` holds only the request's own fields, so a field
+        // named here was sent, not carried in the path.
+        let field_named =
+            !named_callers.is_empty() && named_callers.iter().all(|field| offer.fields.contains(field));
+        value_named || field_named
+    })
+}
+
+/// contract-notes 17: the caller chose a value the tool offers and this
+/// release of resmon does not know it.
+fn offer_refused(reply: &Reply, error: ToolError, offer: &Offered, sentence: Option<&str>) -> ToolError {
+    let route = route_template(&reply.route);
+    let said = sentence.map(|sentence| format!(": {sentence}")).unwrap_or_default();
+    let message = format!(
+        "{} does not accept `{}` for `{}` ({} on {route}{said}), although this tool offers that \
+         value: the release is probably older or newer than contract 1.0 expects, and the call \
+         itself is not at fault. Another of the tool's values may work; a resmon release that \
+         matches this server should accept this one.",
+        release_name(reply.backend_version.as_deref()),
+        offer.value,
+        offer.argument,
+        reply.status
+    );
+    let mut out = ToolError::new(Code::UpstreamError, message);
+    out.detail = error.detail;
+    out.detail.insert("route".into(), json!(route));
+    out.detail.insert("argument".into(), json!(offer.argument));
+    out.detail.insert("value".into(), json!(offer.value));
+    out
+}
+
 /// Path parameters carry the ids the caller named (`routine_id`, `exec_id`).
 fn is_path_field(field: &str) -> bool {
     field == "id" || field.ends_with("_id")
@@ -1068,7 +1299,90 @@ mod tests {
             backend_version: Some("2.3.0".into()),
             server_chosen: vec!["format".into()],
             caller_supplied: vec!["query".into()],
+            offered: Vec::new(),
         }
+    }
+
+    /// A refusal of the export route, whose `format` the caller chose from
+    /// the values the tool offers.
+    fn export_refusal(status: u16, body: &str, version: Option<&str>) -> Reply {
+        let mut reply = reply(status, "application/json", body);
+        reply.route = "GET /api/executions/115/references".into();
+        reply.backend_version = version.map(str::to_string);
+        reply.server_chosen = Vec::new();
+        reply.caller_supplied = vec!["format".into()];
+        reply.offered = vec![Offered {
+            argument: "format".into(),
+            value: "json".into(),
+            fields: vec!["format".into()],
+            sent: vec!["json".into()],
+        }];
+        reply
+    }
+
+    #[test]
+    fn a_refused_value_the_tool_offers_is_the_releases_limitation() {
+        let unknown = r#"{"detail": "Unknown export format 'json'"}"#;
+        let error = status_error(&export_refusal(400, unknown, Some("1.6.1")));
+        assert_eq!(error.code, Code::UpstreamError, "{}", error.message);
+        assert!(
+            error.message.starts_with("resmon 1.6.1 does not accept `json` for `format`"),
+            "{}",
+            error.message
+        );
+        assert!(error.message.contains("Unknown export format 'json'"), "{}", error.message);
+        assert_eq!(error.detail["value"], json!("json"));
+        assert_eq!(error.detail["argument"], json!("format"));
+        assert_eq!(error.detail["route"], json!("GET /api/executions/{id}/references"));
+        // No release reported: said as "this resmon".
+        let unnamed = status_error(&export_refusal(400, unknown, None));
+        assert!(unnamed.message.starts_with("This resmon (it did not report its release) does not accept"));
+        // The parameter named as unsupported, without the value.
+        let param = status_error(&export_refusal(400, r#"{"detail": "Unsupported format."}"#, None));
+        assert_eq!(param.code, Code::UpstreamError, "{}", param.message);
+        // A 422 whose only problem is the offered value.
+        let validation = r#"{"detail": [{"type": "enum", "loc": ["query", "format"],
+            "msg": "Input should be 'bibtex', 'ris' or 'csv'", "input": "json"}]}"#;
+        assert_eq!(status_error(&export_refusal(422, validation, None)).code, Code::UpstreamError);
+    }
+
+    #[test]
+    fn other_refusals_of_the_callers_fields_stay_the_callers() {
+        // A sentence about the field that does not say the value is unknown.
+        let other = status_error(&export_refusal(400, r#"{"detail": "The format is too long."}"#, None));
+        assert_eq!(other.code, Code::InvalidArgument, "{}", other.message);
+        // A 422 about the offered value and another of the caller's fields:
+        // the caller has something to correct.
+        let mut mixed = export_refusal(
+            422,
+            r#"{"detail": [{"type": "enum", "loc": ["query", "format"], "msg": "bad", "input": "json"},
+                {"type": "too_long", "loc": ["query", "query"], "msg": "too long"}]}"#,
+            None,
+        );
+        mixed.caller_supplied.push("query".into());
+        assert_eq!(status_error(&mixed).code, Code::InvalidArgument);
+        // Without an offered value, resmon naming the caller's field is the caller's.
+        let mut plain = export_refusal(400, r#"{"detail": "Unknown export format 'json'"}"#, None);
+        plain.offered.clear();
+        assert_eq!(status_error(&plain).code, Code::InvalidArgument);
+        // An offered value carried in the path, mentioned in passing but
+        // not quoted as the thing refused.
+        let mut group =
+            reply(400, "application/json", r#"{"detail": "Invalid value for ai_model in the ai group."}"#);
+        group.route = "PUT /api/settings/ai".into();
+        group.caller_supplied = vec!["ai_model".into()];
+        group.offered = vec![Offered {
+            argument: "group".into(),
+            value: "ai".into(),
+            fields: vec!["group".into()],
+            sent: vec![],
+        }];
+        assert_eq!(status_error(&group).code, Code::InvalidArgument);
+        // A create's entity refusal names a field with no offered value.
+        let mut entity = reply(400, "application/json", r#"{"detail": "Unknown watch profile 99."}"#);
+        entity.route = "POST /api/routines".into();
+        entity.caller_supplied = vec!["entity".into(), "parameters".into()];
+        assert_eq!(status_error(&entity).code, Code::InvalidArgument);
     }
 
     #[test]

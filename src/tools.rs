@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 use serde_json::{Value, json};
 
 use crate::args::{self, Args};
-use crate::backend::Backend;
+use crate::backend::{Backend, Offered};
 use crate::error::{ToolError, ToolResult};
 
 pub(crate) use schema::{
@@ -147,6 +147,7 @@ pub fn call(backend: &mut Backend, name: &str, arguments: &Value, read_only: boo
     let empty = serde_json::Map::new();
     let map = arguments.as_object().unwrap_or(&empty);
     backend.begin_call(caller_fields(name, map));
+    backend.offer(offered_values(name, input_schema(index), map));
     let result = (tool.handler)(backend, &Args(map));
     Some(result.map_err(|error| with_backend_version(error, backend)))
 }
@@ -185,18 +186,42 @@ fn caller_fields(tool: &str, arguments: &serde_json::Map<String, Value>) -> Vec<
         if NOT_SENT_AS_GIVEN.contains(&(tool, name.as_str())) {
             continue;
         }
-        let renamed: Vec<&str> = BACKEND_NAMES
-            .iter()
-            .filter(|(owner, argument, _)| *owner == tool && argument == name)
-            .flat_map(|(_, _, fields)| fields.iter().copied())
-            .collect();
-        if renamed.is_empty() {
-            fields.push(name.clone());
-        } else {
-            fields.extend(renamed.into_iter().map(str::to_string));
-        }
+        fields.extend(backend_fields(tool, name));
     }
     fields
+}
+
+/// The request fields that carry one argument: its own name, or the names
+/// `BACKEND_NAMES` gives it.
+fn backend_fields(tool: &str, argument: &str) -> Vec<String> {
+    let renamed: Vec<String> = BACKEND_NAMES
+        .iter()
+        .filter(|(owner, name, _)| *owner == tool && *name == argument)
+        .flat_map(|(_, _, fields)| fields.iter().map(|field| field.to_string()))
+        .collect();
+    if renamed.is_empty() { vec![argument.to_string()] } else { renamed }
+}
+
+/// The arguments whose value the tool's own input schema offers in an
+/// `enum` (contract-notes 17): resmon refusing one of those as unknown is
+/// its release's limitation, and the answer says so instead of blaming the
+/// caller. Only top-level arguments: a value inside an object (such as
+/// create_routine's `entity`) stays the caller's to get right.
+fn offered_values(tool: &str, schema: &Value, arguments: &serde_json::Map<String, Value>) -> Vec<Offered> {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    arguments
+        .iter()
+        .filter_map(|(name, value)| {
+            let text = value.as_str()?;
+            let offers = properties?.get(name)?.get("enum")?.as_array()?;
+            offers.contains(value).then(|| Offered {
+                argument: name.clone(),
+                value: text.to_string(),
+                fields: backend_fields(tool, name),
+                sent: Vec::new(),
+            })
+        })
+        .collect()
 }
 
 /// Every error that came from resmon's answer says which release answered,
@@ -275,6 +300,26 @@ mod tests {
                  then `UPDATE_DOCS=1 cargo test --test it docs`, and commit both"
             );
         }
+    }
+
+    #[test]
+    fn only_top_level_values_the_schema_offers_are_recorded_as_offered() {
+        let offered = |tool: &str, arguments: Value| {
+            let index = TOOLS.iter().position(|t| t.name == tool).unwrap();
+            offered_values(tool, input_schema(index), arguments.as_object().unwrap())
+        };
+        let export = offered("export_references", json!({"exec_id": 3, "format": "json"}));
+        assert_eq!(export.len(), 1);
+        assert_eq!((export[0].argument.as_str(), export[0].value.as_str()), ("format", "json"));
+        assert_eq!(export[0].fields, vec!["format".to_string()]);
+        // Sent under another name, as the explorer's sort.
+        let search = offered("search_corpus", json!({"query": "q", "mode": "semantic"}));
+        assert_eq!(search[0].fields, vec!["sort".to_string()]);
+        // Not offered: free text, and a value inside an object.
+        assert!(offered("search_corpus", json!({"query": "semantic"})).is_empty());
+        let entity = json!({"name": "n", "keywords": ["k"], "sources": ["arxiv"], "schedule": "0 8 * * 1",
+            "entity": {"profile_id": 5, "mode": "new_papers"}});
+        assert!(offered("create_routine", entity).is_empty());
     }
 
     #[test]

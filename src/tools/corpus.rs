@@ -250,7 +250,11 @@ fn shape_search(reply: &SearchPage, asked_semantic: bool) -> ToolResult {
         "total": total,
         "total_is_capped": reply.total_is_capped.as_ref().and_then(Scalar::as_bool).unwrap_or(false),
         "mode": if served_semantic { "semantic" } else { "keyword" },
-        "mode_unavailable": mode_unavailable(loose::text(&reply.similarity_unavailable), asked_semantic && !served_semantic),
+        "mode_unavailable": mode_unavailable(
+            loose::text(&reply.similarity_unavailable),
+            loose::text(&reply.sort),
+            asked_semantic && !served_semantic,
+        ),
     });
     answer["papers"] = Value::Array(papers);
     if served_semantic {
@@ -285,17 +289,23 @@ fn papers_of(
         .ok_or_else(|| backend::unexpected_shape(route, expected))
 }
 
-fn mode_unavailable(given: Option<&str>, declined: bool) -> Value {
+/// Why a semantic search was answered otherwise: resmon's own reason when
+/// it gave one, else only what its answer showed (the sort it named, or
+/// that it named none), never an order it did not state.
+fn mode_unavailable(given: Option<&str>, sort: Option<&str>, declined: bool) -> Value {
     if !declined {
         return Value::Null;
     }
-    match given.filter(|sentence| !sentence.trim().is_empty()) {
-        Some(sentence) => json!(sentence),
-        None => json!(
-            "resmon answered newest-first instead of ranking by meaning and did not say why; \
-             treat this page as a keyword search."
-        ),
+    if let Some(sentence) = given.filter(|sentence| !sentence.trim().is_empty()) {
+        return json!(sentence);
     }
+    let shown = match sort.map(str::trim).filter(|sort| !sort.is_empty()) {
+        Some(sort) => format!("resmon answered with its `{sort}` sort instead of ranking by meaning"),
+        None => {
+            "resmon's answer did not say how it sorted this page or that it ranked it by meaning".to_string()
+        }
+    };
+    json!(format!("{shown}, and gave no reason; treat this page as a keyword search."))
 }
 
 fn find_similar(backend: &mut Backend, args: &Args) -> ToolResult {
@@ -400,8 +410,14 @@ mod tests {
         assert_eq!(answer["mode_unavailable"], "No model.");
         assert!(answer.get("model").is_none(), "a keyword answer leaves the semantic fields out: {answer}");
         let silent = json!({"results": [], "total": 0, "sort": "newest"});
-        assert!(search(&silent, true).unwrap()["mode_unavailable"].is_string());
+        let reason = search(&silent, true).unwrap()["mode_unavailable"].as_str().unwrap().to_string();
+        assert!(reason.starts_with("resmon answered with its `newest` sort instead of ranking"), "{reason}");
         assert_eq!(search(&silent, false).unwrap()["mode_unavailable"], Value::Null);
+        // No sort named at all: no order is claimed.
+        let unsorted = json!({"results": [], "total": 0});
+        let reason = search(&unsorted, true).unwrap()["mode_unavailable"].as_str().unwrap().to_string();
+        assert!(reason.starts_with("resmon's answer did not say how it sorted this page"), "{reason}");
+        assert!(!reason.contains("newest"), "{reason}");
     }
 
     #[test]

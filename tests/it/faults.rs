@@ -17,7 +17,7 @@ use crate::calls::every_branch;
 use crate::fake_backend::{FakeBackend, Fault};
 use crate::harness::{
     Session, TEST_TIMEOUT_MS, TempDir, Witness, call_problems, clip, connected, dead_port, env_for,
-    error_payload, start_fake_at, tool_error,
+    error_payload, start_fake_at, structured, tool_error,
 };
 
 /// The request each write tool's own call sends (its first call in
@@ -518,5 +518,37 @@ fn a_backend_restarted_on_a_new_port_is_found_again_without_restarting_the_serve
     assert!(status.success(), "{stderr}");
     for token in [first.token(), second.token()] {
         assert!(!transcript.contains(&token) && !stderr.contains(&token), "a token leaked");
+    }
+}
+
+/// Past the 16 MiB limit, "ask for a smaller page" only where the request
+/// asked for a page; elsewhere the answer says the call cannot get under it.
+#[test]
+fn the_size_refusal_advises_a_smaller_page_only_on_a_paged_route() {
+    let (fake, mut session) = connected();
+    structured(&session.call("health", json!({})));
+    let cases = [
+        (
+            "search_corpus",
+            json!({"query": "graph attention", "limit": 5}),
+            "POST",
+            "/api/explorer/search",
+            true,
+        ),
+        ("find_similar", json!({"doc_id": 801, "limit": 5}), "GET", "/api/documents/801/similar", true),
+        ("get_routine", json!({"routine_id": 7}), "GET", "/api/routines/7", false),
+        ("list_routines", json!({}), "GET", "/api/routines", false),
+    ];
+    for (tool, arguments, method, path, paged) in cases {
+        fake.clear_faults();
+        fake.set_fault_for(method, path, Fault::Oversize);
+        let error = tool_error(&session.call(tool, arguments));
+        assert_eq!(error["error"], "upstream_error", "{tool}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains("larger than this server accepts (16 MiB)"), "{tool}: {message}");
+        assert_eq!(message.contains("Ask for a smaller page."), paged, "{tool}: {message}");
+        if !paged {
+            assert!(message.contains("with no page size"), "{tool}: {message}");
+        }
     }
 }

@@ -43,6 +43,8 @@ mod skew;
 mod bundle_manifest;
 // Every tool against every backend fault; recovery after a restart.
 mod faults;
+// The per-call bound under stalls, trickles and slow second requests.
+mod bound;
 // Hostile stdin: huge lines, odd bytes, wrong types, randomised lines in-process.
 mod hostile;
 // Many calls in one session: memory and descriptors stay flat.

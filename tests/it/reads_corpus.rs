@@ -191,8 +191,24 @@ fn search_corpus_a_declined_ranking_is_answered_as_keyword_with_the_reason() {
     );
     let (answer, _) = rig.ok("search_corpus", json!({"query": "x", "mode": "semantic"}));
     assert_eq!(answer["mode"], "keyword");
-    assert!(answer["mode_unavailable"].as_str().unwrap().contains("did not say why"), "{answer}");
+    let reason = answer["mode_unavailable"].as_str().unwrap();
+    assert!(reason.contains("its `newest` sort") && reason.contains("gave no reason"), "{answer}");
     assert_eq!(answer["papers"], json!([]));
+
+    // Declined without a sentence and without naming a sort: the answer
+    // claims no order resmon did not state.
+    rig.fake.override_response(
+        "POST",
+        "/api/explorer/search",
+        200,
+        &[],
+        r#"{"results": [], "next_cursor": null, "has_more": false, "total": 0, "total_is_capped": false}"#,
+    );
+    let (answer, _) = rig.ok("search_corpus", json!({"query": "x", "mode": "semantic"}));
+    assert_eq!(answer["mode"], "keyword");
+    let reason = answer["mode_unavailable"].as_str().unwrap();
+    assert!(reason.contains("did not say how it sorted this page"), "{answer}");
+    assert!(!reason.contains("newest"), "no order resmon did not state: {reason}");
 }
 
 #[test]

@@ -119,10 +119,38 @@ fn a_refused_parameter_this_server_chose_is_named_and_not_blamed_on_the_caller()
         "{message}"
     );
     assert!(message.contains("changing this call's arguments will not help"), "{message}");
-    // The same refusal of a format the caller picked is the caller's to change.
+    // The same refusal of a format the caller picked from the values the
+    // tool offers is the release's limitation too (contract-notes 17): the
+    // answer names the value and the release, and does not blame the call.
+    fake.clear_requests();
     let error = tool_error(&session.call("export_references", json!({"exec_id": 115, "format": "json"})));
-    assert_eq!(error["error"], "invalid_argument", "{error}");
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_eq!(error["detail"]["value"], "json", "{error}");
+    assert_eq!(error["detail"]["argument"], "format", "{error}");
     assert_eq!(error["detail"]["backend_version"], "2.1.0");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.starts_with("resmon 2.1.0 does not accept `json` for `format`"), "{message}");
+    assert!(message.contains("Unknown export format 'json'"), "resmon's own words: {message}");
+    assert!(message.contains("the call itself is not at fault"), "{message}");
+    let sent = fake.requests_to("GET", "/api/executions/115/references");
+    assert_eq!(sent.len(), 1, "sent once, not retried");
+    assert_eq!(sent[0].query_pairs, vec![("format".to_string(), "json".to_string())]);
+}
+
+/// Every other refusal of the caller's own fields stays the caller's, even
+/// when the call also carries a value the tool offers.
+#[test]
+fn a_refusal_of_another_of_the_callers_values_stays_invalid_argument() {
+    let (fake, mut session) = connected();
+    fake.set_fault_for(
+        "POST",
+        "/api/export/references",
+        Fault::Status(400, r#"{"detail": "Unknown document ids: 999."}"#.into()),
+    );
+    let error = tool_error(&session.call("export_references", json!({"doc_ids": [999], "format": "ris"})));
+    assert_eq!(error["error"], "invalid_argument", "{error}");
+    assert!(error["message"].as_str().unwrap().contains("Unknown document ids: 999."), "{error}");
+    assert_eq!(fake.requests_to("POST", "/api/export/references").len(), 1);
 }
 
 /// An older release end to end: no identity, routes it lacks, a field it

@@ -173,7 +173,19 @@ pub enum Fault {
     /// Content-Length for the whole body but only its first N bytes sent,
     /// then the connection closed.
     BreakOff(usize),
+    /// The route's own answer, after this many milliseconds.
+    Slow(u64),
+    /// A status line, then one byte of a header every 20 ms, never ending
+    /// the head: each read gets a byte soon, so only a total bound ends it.
+    TrickleHead,
+    /// A 200 head promising 1 MiB, then one byte of body every 20 ms.
+    TrickleBody,
+    /// A 200 head and half its body, then nothing more on an open connection.
+    StallMidBody,
 }
+
+/// The pause between two bytes of a trickled answer.
+const TRICKLE_EVERY: Duration = Duration::from_millis(20);
 
 const OVERSIZE_BYTES: usize = 20 * 1024 * 1024;
 
@@ -555,6 +567,11 @@ enum Outcome {
     /// A status and headers that promise this many bytes, then fewer, then close.
     Truncated(u16, usize, Vec<u8>),
     Oversize,
+    /// Headers that promise this many bytes, then fewer, then silence on an
+    /// open connection.
+    Stalled(usize, Vec<u8>),
+    /// A trickled head (true) or body (false).
+    Trickle(bool),
 }
 
 fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
@@ -605,6 +622,18 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
                     break;
                 }
             }
+            Outcome::Stalled(declared, sent) => {
+                set_answer(&inner, seq, 200, b"");
+                let _ = stream.write_all(&http::head_bytes(200, &json_ct(), declared, false));
+                let _ = stream.write_all(&sent);
+                let _ = stream.flush();
+                hang(&inner, stream);
+                break;
+            }
+            Outcome::Trickle(head) => {
+                trickle(&inner, stream, head);
+                break;
+            }
         }
     }
     let s = reader.into_inner();
@@ -642,6 +671,26 @@ fn hang(inner: &Inner, stream: &mut TcpStream) {
             Ok(_) => {}
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
             Err(_) => return,
+        }
+    }
+}
+
+/// Writes a head (or a head and then a body) one byte at a time until stop
+/// or the peer leaves; it never ends.
+fn trickle(inner: &Inner, stream: &mut TcpStream, head: bool) {
+    let start: Vec<u8> = if head {
+        b"HTTP/1.1 200 OK\r\nx-trickle: ".to_vec()
+    } else {
+        http::head_bytes(200, &json_ct(), 1024 * 1024, false)
+    };
+    if stream.write_all(&start).and_then(|()| stream.flush()).is_err() {
+        return;
+    }
+    let byte: &[u8] = if head { b"a" } else { b" " };
+    while !inner.stopped.load(Ordering::SeqCst) {
+        thread::sleep(TRICKLE_EVERY);
+        if stream.write_all(byte).and_then(|()| stream.flush()).is_err() {
+            return;
         }
     }
 }
@@ -800,6 +849,16 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
             return Outcome::Truncated(resp.status, declared, resp.body[..sent].to_vec());
         }
         Fault::Oversize => return Outcome::Oversize,
+        Fault::StallMidBody => {
+            let body = format!(r#"{{"status":"ok","padding":"{}"}}"#, "z".repeat(4000)).into_bytes();
+            return Outcome::Stalled(body.len(), body[..body.len() / 2].to_vec());
+        }
+        Fault::TrickleHead => return Outcome::Trickle(true),
+        Fault::TrickleBody => return Outcome::Trickle(false),
+        Fault::Slow(ms) => {
+            thread::sleep(Duration::from_millis(ms));
+            None
+        }
         Fault::Html500 => Some(Response::bytes(500, "text/html; charset=utf-8", HTML_500)),
         Fault::NonJson200 => Some(Response::bytes(
             200,
