@@ -796,6 +796,7 @@ impl Backend {
                     ),
                 )
                 .with_detail("route", json!(route))
+                .with_detail("deadline_s", json!(self.request_timeout.as_secs_f32()))
                 .with_top_level("tried", tried),
                 true,
             ),

@@ -130,12 +130,21 @@ impl Accepted {
     /// written for a request that got no answer.
     fn unread(&self, cause: ToolError) -> ToolError {
         let problem = match cause.detail.get("body_unread").and_then(Value::as_str) {
-            Some("timed_out") => "its answer stalled, and this call's time ran out before it was read.",
-            Some("too_large") => "its answer was larger than this server reads, so it was not read.",
-            Some("reset") => "the connection was reset before its answer was read.",
-            _ => "its answer broke off before it was complete.",
+            // The bound is named as the deadline sentence names it elsewhere.
+            Some("timed_out") => match cause.detail.get("deadline_s").and_then(Value::as_f64) {
+                Some(seconds) => format!(
+                    "its answer stalled, and it was not read before this call's {} s deadline.",
+                    seconds as f32
+                ),
+                None => "its answer stalled, and this call's time ran out before it was read.".to_string(),
+            },
+            Some("too_large") => {
+                "its answer was larger than this server reads, so it was not read.".to_string()
+            }
+            Some("reset") => "the connection was reset before its answer was read.".to_string(),
+            _ => "its answer broke off before it was complete.".to_string(),
         };
-        self.build(problem, Some(cause))
+        self.build(&problem, Some(cause))
     }
 
     fn build(&self, problem: &str, cause: Option<ToolError>) -> ToolError {
@@ -275,6 +284,7 @@ mod tests {
             backend_version: None,
             server_chosen: Vec::new(),
             caller_supplied: Vec::new(),
+            offered: Vec::new(),
         });
         Accepted {
             act,
