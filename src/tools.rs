@@ -305,7 +305,12 @@ mod tests {
         for tool in TOOLS {
             let hint = tool.search_hint;
             assert!(!hint.is_empty() && hint.chars().count() <= HINT_PREFIX, "{}", tool.name);
-            assert_eq!(hint.split_whitespace().collect::<Vec<_>>().join(" "), hint, "{}: one space apart", tool.name);
+            assert_eq!(
+                hint.split_whitespace().collect::<Vec<_>>().join(" "),
+                hint,
+                "{}: one space apart",
+                tool.name
+            );
             assert!(
                 hint.chars().all(|c| c.is_ascii_lowercase() || c == ' ' || c == '-'),
                 "{}: lowercase words, which is how the search compares them",
