@@ -36,20 +36,53 @@ const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 const UNSUPPORTED_VERSION: i64 = -32022;
 
-const INSTRUCTIONS: &str = "These tools read and steer resmon, a research monitor running on \
-this computer: its routines sweep arXiv, bioRxiv, PubMed and other sources into a local corpus \
-of papers. Read tools (health, search_corpus, list_routines, get_execution, ...) change nothing. \
-Seven tools change things on the user's machine and carry requires_confirmation: true \
-(run_sweep, run_routine, create_routine, create_watch_profile, activate_routine, \
-deactivate_routine, update_settings); ask the person before calling them. Runs start in the \
-background: poll get_execution with the returned execution_id until status is no longer \
-running (interrupted means the app stopped mid-run, not that the search failed). Lists come a \
-page at a time: search_corpus pages with next_cursor passed back as cursor, the other lists \
-with limit and offset. An error result opens with the sentence code: message, then the \
-error object {error, message, detail}; backend_unavailable \
-means the resmon app is not reachable, and its message says what to set or start. Keep \
-resmon's caveats (match basis, coverage zero-reasons, what resmon cannot verify) when you \
-repeat an answer.";
+/// What a session reads about resmon before any tool: a harness that defers
+/// tool definitions (Claude Code's tool search) shows the model this text and
+/// the tools' names only, so it routes the common questions to their tools
+/// (docs/findability.md). Neither text may need JSON escaping: the
+/// initialize answer is written out around it.
+const INSTRUCTIONS: &str = "resmon is a research monitor on this computer: its routines sweep \
+arXiv, PubMed and other sources into a local corpus of papers. Where questions start: what a \
+routine found lately: list_executions (newest first, routine_id to filter), then \
+get_execution_results with that exec_id; papers on a topic: search_corpus; is resmon up: health; \
+is the monitoring healthy: get_watchdog_findings (only broken and unusual are alarms) and a run's \
+coverage in get_execution; a person's papers: list_watch_profiles, then get_profile_matches, where \
+name_only means the name is on the paper, not proof that this person wrote it, so say so; why a \
+paper matched: explain_match; retracted or since published: get_paper_lifecycle; a run's \
+references as BibTeX or RIS: export_references with exec_id. Seven tools change things and \
+carry requires_confirmation: true (run_sweep, run_routine, create_routine, \
+create_watch_profile, activate_routine, deactivate_routine, update_settings); ask the person \
+before each. Runs start in the background: poll get_execution with the returned execution_id \
+until status is no longer running (interrupted means the app stopped mid-run, not that the \
+search failed). search_corpus pages with next_cursor passed back as cursor, other lists with \
+limit and offset. An error result opens with the sentence code: message, then the error object \
+{error, message, detail}; backend_unavailable means the resmon app is not reachable, and its \
+message says what to set or start. Keep resmon's caveats (match basis, coverage zero-reasons, \
+what resmon cannot verify) when you repeat an answer.";
+
+/// The same for a read-only session, naming only the tools it offers.
+const INSTRUCTIONS_READ_ONLY: &str = "resmon is a research monitor on this computer: its routines \
+sweep arXiv, PubMed and other sources into a local corpus of papers. This session only reads: \
+nothing here changes resmon, and running, creating or switching routines is done in the resmon \
+app. Where questions start: what a routine found lately: list_executions (newest first, \
+routine_id to filter), then get_execution_results with that exec_id; papers on a topic: \
+search_corpus; is resmon up: health; is the monitoring healthy: get_watchdog_findings (only broken \
+and unusual are alarms) and a run's coverage in get_execution; a person's papers: \
+list_watch_profiles, then get_profile_matches, where name_only means the name is on the paper, \
+not proof that this person wrote it, so say so; why a paper matched: explain_match; retracted or \
+since published: get_paper_lifecycle; a run's references as BibTeX or RIS: export_references \
+with exec_id. A run in progress shows status running in get_execution until it ends \
+(interrupted means the app stopped mid-run, not that the search failed). search_corpus pages \
+with next_cursor passed back as cursor, other lists with limit and offset. An error result opens \
+with the sentence code: message, then the error object {error, message, detail}; \
+backend_unavailable means the resmon app is not reachable, and its message says what to set or \
+start. Keep resmon's caveats (match basis, coverage zero-reasons, what resmon cannot verify) when \
+you repeat an answer.";
+
+/// The instructions a session in this mode reads.
+pub fn instructions(read_only: bool) -> &'static str {
+    if read_only { INSTRUCTIONS_READ_ONLY } else { INSTRUCTIONS }
+}
 
 pub struct Server {
     backend: Backend,
@@ -174,7 +207,7 @@ impl Server {
 
     fn stateless_request(&mut self, method: &str, params: &Value) -> Outcome {
         match method {
-            "server/discover" => Ok(Answer::Json(discover())),
+            "server/discover" => Ok(Answer::Json(discover(self.read_only))),
             "tools/list" => self.list_tools(params, Era::Stateless),
             "tools/call" => self.call_tool(params),
             // The stateless revision removed the handshake; say how to reach it.
@@ -198,7 +231,7 @@ impl Server {
         let requested = envelope::check_initialize(params)?;
         let version =
             if HANDSHAKE_VERSIONS.contains(&requested) { requested } else { LATEST_HANDSHAKE_VERSION };
-        Ok(Answer::Prebuilt(initialize_result(version)))
+        Ok(Answer::Prebuilt(initialize_result(version, self.read_only)))
     }
 
     fn list_tools(&self, params: &Value, era: Era) -> Outcome {
@@ -294,13 +327,13 @@ fn compact(value: &Value) -> String {
     serde_json::to_string(value).expect("a Value serialises")
 }
 
-fn discover() -> Value {
+fn discover(read_only: bool) -> Value {
     let mut supported: Vec<&str> = vec![STATELESS_VERSION];
     supported.extend(HANDSHAKE_VERSIONS.iter().rev());
     json!({
         "supportedVersions": supported,
         "capabilities": {"tools": {"listChanged": false}},
-        "instructions": INSTRUCTIONS,
+        "instructions": instructions(read_only),
         "ttlMs": CACHE_TTL_MS,
         "cacheScope": "private",
     })
@@ -309,13 +342,15 @@ fn discover() -> Value {
 /// The `initialize` result, written out rather than built as a Value: it is
 /// the answer every session waits for first, and writing it this way keeps
 /// the JSON serialiser out of the cold start. `version` is one of
-/// HANDSHAKE_VERSIONS; neither it nor INSTRUCTIONS needs escaping, and a
-/// unit test checks that the text is what serialising the Value would give.
-fn initialize_result(version: &str) -> String {
+/// HANDSHAKE_VERSIONS; neither it nor either instructions text needs
+/// escaping, and a unit test checks that the text is what serialising the
+/// Value would give.
+fn initialize_result(version: &str, read_only: bool) -> String {
+    let instructions = instructions(read_only);
     format!(
         "{{\"protocolVersion\":\"{version}\",\"capabilities\":{{\"tools\":{{\"listChanged\":false}}}},\
          \"serverInfo\":{{\"name\":\"resmon\",\"version\":\"{CONTRACT_VERSION}\",\"title\":\"resmon research monitor\"}},\
-         \"instructions\":\"{INSTRUCTIONS}\",\"_meta\":{{\"resmon/server_version\":\"{}\"}}}}",
+         \"instructions\":\"{instructions}\",\"_meta\":{{\"resmon/server_version\":\"{}\"}}}}",
         env!("CARGO_PKG_VERSION")
     )
 }
@@ -418,15 +453,70 @@ mod tests {
 
     #[test]
     fn the_written_out_initialize_result_is_the_serialised_value() {
-        for version in HANDSHAKE_VERSIONS {
-            let value = json!({
-                "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": false}},
-                "serverInfo": server_info(),
-                "instructions": INSTRUCTIONS,
-                "_meta": {"resmon/server_version": env!("CARGO_PKG_VERSION")},
-            });
-            assert_eq!(initialize_result(version), compact(&value));
+        for read_only in [false, true] {
+            for version in HANDSHAKE_VERSIONS {
+                let value = json!({
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {"listChanged": false}},
+                    "serverInfo": server_info(),
+                    "instructions": instructions(read_only),
+                    "_meta": {"resmon/server_version": env!("CARGO_PKG_VERSION")},
+                });
+                assert_eq!(initialize_result(version, read_only), compact(&value));
+            }
+        }
+    }
+
+    /// Both texts fit the 1,600 bytes docs/findability.md gives them.
+    #[test]
+    fn each_instructions_text_fits_its_budget() {
+        for read_only in [false, true] {
+            let bytes = instructions(read_only).len();
+            assert!(bytes <= 1_600, "the instructions (read-only: {read_only}) are {bytes} B, over 1,600 B");
+        }
+    }
+
+    /// Words in the instructions that look like identifiers and are not tool
+    /// names: the fields and values they mention.
+    const NOT_TOOLS: &[&str] = &[
+        "routine_id",
+        "exec_id",
+        "name_only",
+        "requires_confirmation",
+        "execution_id",
+        "next_cursor",
+        "backend_unavailable",
+    ];
+
+    /// Every identifier either text names is a tool of the table (one a
+    /// read-only session offers, for its text) or a field it knows of; the
+    /// read-only text names no write, and both route the same questions.
+    #[test]
+    fn the_instructions_name_only_tools_the_session_offers() {
+        for read_only in [false, true] {
+            let text = instructions(read_only);
+            let words = text
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                .filter(|word| word.contains('_'));
+            for word in words {
+                if NOT_TOOLS.contains(&word) {
+                    continue;
+                }
+                let tool = tools::find(word).unwrap_or_else(|| panic!("`{word}` is no tool of the table"));
+                assert!(
+                    tools::is_offered(tool, read_only),
+                    "the read-only instructions name `{word}`, which a read-only session does not offer"
+                );
+            }
+            for entry in ["list_executions", "get_execution_results", "search_corpus", "health"] {
+                assert!(text.contains(entry), "{entry} (read-only: {read_only})");
+            }
+            for route in ["get_watchdog_findings", "get_profile_matches", "name_only", "explain_match"] {
+                assert!(text.contains(route), "{route} (read-only: {read_only})");
+            }
+            for route in ["get_paper_lifecycle", "export_references", "interrupted", "caveats"] {
+                assert!(text.contains(route), "{route} (read-only: {read_only})");
+            }
         }
     }
 }

@@ -49,6 +49,15 @@ pub struct Tool {
     pub title: &'static str,
     /// Written for a model deciding whether and how to call the tool.
     pub description: &'static str,
+    /// Sent in full to a harness that defers tool definitions (Claude Code's
+    /// tool search): the tool is loaded before any search. Only the few read
+    /// tools most questions start from, within the budget docs/findability.md
+    /// measures (`_meta["anthropic/alwaysLoad"]`).
+    pub always_load: bool,
+    /// Plain words a person uses for what the tool answers, indexed by
+    /// Claude Code's tool search beside the name and description, and shown
+    /// to no model (`_meta["anthropic/searchHint"]`; docs/findability.md).
+    pub search_hint: &'static str,
     pub input_schema: fn() -> Value,
     pub output_schema: fn() -> Value,
     /// resmon's own flag (contract 1.0 "Write"): true for the seven writes.
@@ -253,6 +262,10 @@ pub(crate) fn listing_json(read_only: bool) -> &'static str {
     if read_only { LISTING_READ_ONLY.trim_end() } else { LISTING_FULL.trim_end() }
 }
 
+/// The `_meta` keys Claude Code reads from a listed tool (docs/findability.md).
+pub const META_ALWAYS_LOAD: &str = "anthropic/alwaysLoad";
+pub const META_SEARCH_HINT: &str = "anthropic/searchHint";
+
 const LISTING_FULL: &str = include_str!("tools/listing-full.json");
 const LISTING_READ_ONLY: &str = include_str!("tools/listing-read-only.json");
 
@@ -264,6 +277,11 @@ mod tests {
     /// `requires_confirmation` on reads and writes alike. The snapshots are
     /// this, for each offered tool.
     fn describe(tool: &Tool) -> Value {
+        let mut meta = serde_json::Map::new();
+        if tool.always_load {
+            meta.insert(META_ALWAYS_LOAD.into(), json!(true));
+        }
+        meta.insert(META_SEARCH_HINT.into(), json!(tool.search_hint));
         json!({
             "name": tool.name,
             "title": tool.title,
@@ -278,6 +296,7 @@ mod tests {
                 "openWorldHint": tool.open_world,
             },
             "requires_confirmation": tool.requires_confirmation,
+            "_meta": meta,
         })
     }
 
@@ -299,6 +318,42 @@ mod tests {
                 "src/tools/{file} is not the tool table's listing; run `UPDATE_DOCS=1 cargo test --lib tools`, \
                  then `UPDATE_DOCS=1 cargo test --test it docs`, and commit both"
             );
+        }
+    }
+
+    /// How much of a search hint Claude Code 2.1.332's tool search reads: it
+    /// cuts the hint to the same 4,096 characters it allows a description
+    /// (docs/findability.md).
+    const HINT_PREFIX: usize = 4_096;
+
+    #[test]
+    fn each_search_hint_is_plain_words_that_are_not_its_name() {
+        for tool in TOOLS {
+            let hint = tool.search_hint;
+            assert!(!hint.is_empty() && hint.chars().count() <= HINT_PREFIX, "{}", tool.name);
+            assert_eq!(
+                hint.split_whitespace().collect::<Vec<_>>().join(" "),
+                hint,
+                "{}: one space apart",
+                tool.name
+            );
+            assert!(
+                hint.chars().all(|c| c.is_ascii_lowercase() || c == ' ' || c == '-'),
+                "{}: lowercase words, which is how the search compares them",
+                tool.name
+            );
+            let name_words: Vec<&str> = tool.name.split('_').collect();
+            let new_words = hint.split(' ').filter(|word| !name_words.contains(word)).count();
+            assert!(new_words >= 3, "{}: the hint mostly repeats the name", tool.name);
+        }
+    }
+
+    /// Only reads are loaded up front: a write is never in front of a model
+    /// that did not look for it.
+    #[test]
+    fn only_read_tools_are_always_loaded() {
+        for tool in TOOLS.iter().filter(|tool| tool.always_load) {
+            assert!(!tool.requires_confirmation, "{}", tool.name);
         }
     }
 

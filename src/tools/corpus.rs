@@ -24,6 +24,8 @@ pub(crate) const SEARCH_CORPUS: Tool = Tool {
     title: "Search the corpus",
     description: "Stored papers. keyword (default): every word matches, newest first; semantic: \
         ranked by meaning. `mode` is what was served. More: pass next_cursor as cursor.",
+    always_load: true,
+    search_hint: "find look papers articles literature library collection keyword topic semantic stored saved mentioning",
     input_schema: search_input,
     output_schema: search_output,
     requires_confirmation: false,
@@ -38,6 +40,8 @@ pub(crate) const FIND_SIMILAR: Tool = Tool {
     title: "Find similar papers",
     description: "Stored papers nearest in meaning to one paper, closest first. An empty list carries \
         `reason`; it does not alone mean nothing is similar.",
+    always_load: false,
+    search_hint: "similar related like this paper articles nearest neighbours more recommend",
     input_schema: similar_input,
     output_schema: similar_output,
     requires_confirmation: false,
@@ -52,6 +56,8 @@ pub(crate) const EXPLAIN_MATCH: Tool = Tool {
     title: "Why did this paper match?",
     description: "Which keywords a stored paper matches and where, resmon's verdict, and \
         what_resmon_cannot_see (relay it). No match is normal for relevance-ranked sources.",
+    always_load: false,
+    search_hint: "why matched reason relevance keywords hit matching evidence",
     input_schema: doc_input,
     output_schema: why_output,
     requires_confirmation: false,
@@ -66,6 +72,8 @@ pub(crate) const GET_PAPER_LIFECYCLE: Tool = Tool {
     title: "Paper lifecycle",
     description: "A stored paper's retraction, preprint-to-published and version events with notice \
         links. checked_at null: never checked, so no events proves nothing.",
+    always_load: false,
+    search_hint: "retracted retraction withdrawn correction erratum published journal version versions preprint updates",
     input_schema: doc_input,
     output_schema: lifecycle_output,
     requires_confirmation: false,

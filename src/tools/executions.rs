@@ -34,6 +34,8 @@ pub(crate) const LIST_EXECUTIONS: Tool = Tool {
     title: "List runs",
     description: "Runs, newest first, filterable by routine_id and status. interrupted: resmon stopped \
         mid-run (e.g. was closed), not a failed search.",
+    always_load: true,
+    search_hint: "recent runs history latest last week today overnight ran failed completed activity",
     input_schema: list_input,
     output_schema: list_output,
     requires_confirmation: false,
@@ -48,6 +50,8 @@ pub(crate) const GET_EXECUTION: Tool = Tool {
     title: "Get a run",
     description: "One run whole: status, parameters, per-source coverage and zero-reasons, \
         interruption fields, progress, identity. Poll it after starting a run.",
+    always_load: true,
+    search_hint: "run status finished done complete progress still running coverage zero results nothing interrupted errors",
     input_schema: get_input,
     output_schema: get_output,
     requires_confirmation: false,
@@ -61,6 +65,8 @@ pub(crate) const GET_EXECUTION_RESULTS: Tool = Tool {
     name: "get_execution_results",
     title: "Papers a run found",
     description: "The papers one run found, paged; each id is a doc_id the paper tools take.",
+    always_load: true,
+    search_hint: "papers found new week latest results hits digest",
     input_schema: results_input,
     output_schema: results_output,
     requires_confirmation: false,
@@ -75,6 +81,8 @@ pub(crate) const GET_SEARCH_RECORD: Tool = Tool {
     title: "Search record of a run",
     description: "A run's PRISMA-style record. search.queries_as_sent: what each source's requests \
         carried (null for old runs); search.query_as_sent: the terms as typed.",
+    always_load: false,
+    search_hint: "queries sent search string strategy terms prisma methods reproducible reproducibility audit trail documentation each source",
     input_schema: exec_input,
     output_schema: record_output,
     requires_confirmation: false,

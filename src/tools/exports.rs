@@ -12,6 +12,8 @@ pub(crate) const EXPORT_REFERENCES: Tool = Tool {
     title: "Export references",
     description: "References of one run (exec_id) or of chosen papers (doc_ids), exactly one of \
         the two, as a bibtex, ris, csv or json file in `text`.",
+    always_load: false,
+    search_hint: "export bibtex ris csv citations bibliography zotero endnote mendeley download file reference cite papers save",
     input_schema: export_input,
     output_schema: export_output,
     requires_confirmation: false,

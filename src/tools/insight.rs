@@ -13,6 +13,8 @@ pub(crate) const GET_ANALYTICS: Tool = Tool {
     title: "Corpus analytics",
     description: "One resmon analytics view as `data`; derived numbers stay null until `sufficient` \
         is true (insufficient_reason says why).",
+    always_load: false,
+    search_hint: "statistics stats trends trend volume over time how many count counts per month year chart numbers growth dashboard discovery lag overview",
     input_schema: analytics_input,
     output_schema: analytics_output,
     requires_confirmation: false,
@@ -27,6 +29,8 @@ pub(crate) const GET_WATCHDOG_FINDINGS: Tool = Tool {
     title: "Watchdog findings",
     description: "Problems resmon sees in sources and routines. Only severity broken and unusual are \
         alarms (not advice, withdrawn or unknown ones). Relay what_to_do and not_enough_data.",
+    always_load: false,
+    search_hint: "problems issues warnings alerts anomalies broken failing healthy check diagnostics stopped silent",
     input_schema: watchdog_input,
     output_schema: watchdog_output,
     requires_confirmation: false,

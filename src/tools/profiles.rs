@@ -21,6 +21,8 @@ pub(crate) const LIST_WATCH_PROFILES: Tool = Tool {
     title: "List watch profiles",
     description: "Watched people, institutions and groups. basis_warning, when resmon gives one, \
         says matches may rest on a name alone: repeat it when summarizing.",
+    always_load: false,
+    search_hint: "people authors researchers scientists institutions labs groups followed tracked following watching",
     input_schema: list_input,
     output_schema: list_output,
     requires_confirmation: false,
@@ -35,6 +37,8 @@ pub(crate) const GET_WATCH_PROFILE: Tool = Tool {
     title: "Get a watch profile",
     description: "One watch profile whole, with its match total, the count per basis and what each \
         basis means.",
+    always_load: false,
+    search_hint: "person author researcher details orcid aliases match counts basis",
     input_schema: get_input,
     output_schema: get_output,
     requires_confirmation: false,
@@ -49,6 +53,8 @@ pub(crate) const GET_PROFILE_MATCHES: Tool = Tool {
     title: "Papers matched to a profile",
     description: "A profile's matched papers, newest first, with basis, matched_author and evidence. \
         name_only: the name is on the paper, which may not be this person's.",
+    always_load: false,
+    search_hint: "papers publications by author researcher person scientist colleague published wrote their work lately follow followed",
     input_schema: matches_input,
     output_schema: matches_output,
     requires_confirmation: false,

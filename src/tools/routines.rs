@@ -22,6 +22,8 @@ pub(crate) const LIST_ROUTINES: Tool = Tool {
     title: "List routines",
     description: "Saved scheduled searches: schedule, sources, keywords, is_active, last run, \
         missed_fires (fires due while resmon was closed).",
+    always_load: false,
+    search_hint: "saved searches alerts subscriptions scheduled monitoring topics keywords active",
     input_schema: list_input,
     output_schema: list_output,
     requires_confirmation: false,
@@ -36,6 +38,8 @@ pub(crate) const GET_ROUTINE: Tool = Tool {
     title: "Get a routine",
     description: "One routine whole, with missed fires, an audit of results against its intent \
         (counts are totals) and delivery: destinations per channel, last delivery's state.",
+    always_load: false,
+    search_hint: "routine details schedule delivery email slack digest destinations missed fires audit",
     input_schema: get_input,
     output_schema: get_output,
     requires_confirmation: false,

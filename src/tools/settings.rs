@@ -20,6 +20,8 @@ pub(crate) const UPDATE_SETTINGS: Tool = Tool {
     title: "Change resmon settings",
     description: "Changes settings in one group (only the 20 keys named under `settings`) and \
         answers with a before/after diff.",
+    always_load: false,
+    search_hint: "change configure preferences options embedding model email smtp notifications ai assistant storage archive pdf",
     input_schema: update_settings_input,
     output_schema: update_settings_output,
     requires_confirmation: true,

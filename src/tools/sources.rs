@@ -13,6 +13,8 @@ pub(crate) const LIST_SOURCES: Tool = Tool {
     title: "List sources",
     description: "Searchable sources: slug (for `sources`), name, coverage, whether a key is needed, \
         and the stored key's status by alias (never its value).",
+    always_load: false,
+    search_hint: "which databases search sources repositories arxiv biorxiv medrxiv pubmed crossref openalex supported available api key keys credentials",
     input_schema: sources_input,
     output_schema: sources_output,
     requires_confirmation: false,

@@ -13,6 +13,8 @@ pub(crate) const HEALTH: Tool = Tool {
     title: "resmon health",
     description: "Is resmon running? Release, schema, scheduler and daemon state, and \
         identity.runtime_id: pass it as expected_runtime_id to pin a later call to this app.",
+    always_load: true,
+    search_hint: "running reachable connection connected offline alive status version app server ping",
     input_schema: health_input,
     output_schema: health_output,
     requires_confirmation: false,

@@ -23,6 +23,8 @@ pub(crate) const CREATE_ROUTINE: Tool = Tool {
     title: "Create a routine",
     description: "Saves a recurring search (with entity: a watch on a person), inactive until \
         activate_routine. Repeat any entity_warning.",
+    always_load: false,
+    search_hint: "new alert set up schedule weekly daily recurring subscribe saved search keyword topic",
     input_schema: create_routine_input,
     output_schema: create_routine_output,
     requires_confirmation: true,
@@ -40,6 +42,8 @@ pub(crate) const CREATE_WATCH_PROFILE: Tool = Tool {
     title: "Create a watch profile",
     description: "Saves a person to watch. Without an ORCID no match rests on an identifier: repeat \
         basis_warning. Its id is create_routine's entity.profile_id.",
+    always_load: false,
+    search_hint: "follow track watch add author researcher person scientist colleague orcid",
     input_schema: create_watch_profile_input,
     output_schema: create_watch_profile_output,
     requires_confirmation: true,
@@ -54,6 +58,8 @@ pub(crate) const ACTIVATE_ROUTINE: Tool = Tool {
     title: "Activate a routine",
     description: "Puts a routine on this machine's schedule: from now on it runs by itself. Safe to \
         repeat.",
+    always_load: false,
+    search_hint: "turn on enable resume start schedule scheduling automatic unpause reactivate switch",
     input_schema: routine_id_input,
     output_schema: switch_output,
     requires_confirmation: true,
@@ -69,6 +75,8 @@ pub(crate) const DEACTIVATE_ROUTINE: Tool = Tool {
     title: "Deactivate a routine",
     description: "Takes a routine off the schedule, deleting nothing; run_routine still runs it on \
         request. Safe to repeat.",
+    always_load: false,
+    search_hint: "turn off disable pause stop unschedule switch mute daily weekly alert alerts",
     input_schema: routine_id_input,
     output_schema: switch_output,
     requires_confirmation: true,

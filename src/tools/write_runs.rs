@@ -18,6 +18,8 @@ pub(crate) const RUN_SWEEP: Tool = Tool {
     title: "Run a one-off search",
     description: "Searches the named sources now, adding new papers to the corpus; returns execution_id \
         at once for get_execution. A run may end `interrupted` (app closed mid-run), not `failed`.",
+    always_load: false,
+    search_hint: "search now one-off ad hoc immediately fetch new papers arxiv pubmed sources right away",
     input_schema: run_sweep_input,
     output_schema: run_sweep_output,
     requires_confirmation: true,
@@ -34,6 +36,8 @@ pub(crate) const RUN_ROUTINE: Tool = Tool {
     title: "Run a routine now",
     description: "Runs a saved routine now, even if inactive. Read `queued` first: true means resmon \
         is at its run limit and starts it itself later (execution_id null).",
+    always_load: false,
+    search_hint: "trigger start now manually immediately",
     input_schema: run_routine_input,
     output_schema: run_routine_output,
     requires_confirmation: true,

@@ -63,6 +63,16 @@ fn render(tools: &[Value]) -> String {
             hints["idempotentHint"],
             hints["openWorldHint"]
         ));
+        let meta = &tool["_meta"];
+        out.push_str(&format!(
+            "- Claude Code: {}; search words `{}` (docs/findability.md)\n",
+            if meta["anthropic/alwaysLoad"] == json!(true) {
+                "loaded before any search"
+            } else {
+                "deferred until a tool search finds it"
+            },
+            meta["anthropic/searchHint"].as_str().unwrap_or("")
+        ));
         let input = &tool["inputSchema"];
         let required: Vec<&str> =
             input["required"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();

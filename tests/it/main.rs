@@ -20,6 +20,8 @@ mod spine;
 mod surface;
 // The context budgets: the listing, and search pages on short and realistic rows.
 mod budgets;
+// What a deferring harness shows before any search: always-loaded tools, hints, questions.
+mod findability;
 // Read tools: corpus, documents, sources, analytics, watchdog, exports.
 mod reads_corpus;
 // Read tools: routines, executions, watch profiles.
