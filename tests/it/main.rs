@@ -20,6 +20,8 @@ mod spine;
 mod surface;
 // The context budgets: the listing, and search pages on short and realistic rows.
 mod budgets;
+// MCP prompts: both eras, refusals, read-only, one routing, budgets, no request.
+mod prompts;
 // Read tools: corpus, documents, sources, analytics, watchdog, exports.
 mod reads_corpus;
 // Read tools: routines, executions, watch profiles.
