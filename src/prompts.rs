@@ -314,6 +314,15 @@ pub fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|word| !word.is_empty())
 }
 
+/// The words spelled as tools and fields are (lower case, with an
+/// underscore): the ones a test holds to the tool table and its listing.
+/// Environment variables and the like, in capitals, are not among them.
+pub fn snake_case_words(text: &str) -> impl Iterator<Item = &str> {
+    words(text).filter(|word| {
+        word.contains('_') && word.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    })
+}
+
 /// The `prompts` array of `prompts/list` for this session.
 pub fn listing(read_only: bool) -> Value {
     Value::Array(
@@ -602,7 +611,7 @@ mod tests {
         let known = listing_words();
         for prompt in PROMPTS {
             for text in every_text(prompt) {
-                for word in words(&text).filter(|word| word.contains('_')) {
+                for word in snake_case_words(&text) {
                     assert!(
                         tools::find(word).is_some() || known.iter().any(|known| known == word),
                         "prompt {} names {word:?}, which is neither a tool nor a word of the tool listing",

@@ -376,7 +376,7 @@ fn prompts_and_instructions_name_only_tools_the_session_offers() {
             for arguments in [longest(prompt), required_only(prompt)] {
                 let answer = session.request("prompts/get", json!({"name": name, "arguments": arguments}));
                 let text = text_of(&answer);
-                for word in resmon_mcp::prompts::words(text).filter(|word| word.contains('_')) {
+                for word in resmon_mcp::prompts::snake_case_words(text) {
                     assert!(
                         every_tool.contains(&word) || listing.contains(&word),
                         "prompt {name} names {word:?}, which is neither a tool nor a word of the listing"
@@ -400,7 +400,7 @@ fn prompts_and_instructions_name_only_tools_the_session_offers() {
         }
         // Words spelled like tools that are no tool: a misspelt or removed
         // tool would be one. Fields the listing spells are allowed.
-        for word in resmon_mcp::prompts::words(&instructions).filter(|word| word.contains('_')) {
+        for word in resmon_mcp::prompts::snake_case_words(&instructions) {
             assert!(
                 every_tool.contains(&word) || listing.contains(&word) || codes.contains(&word),
                 "the instructions name {word:?}, which is neither a tool, a word of the listing nor an error code"
