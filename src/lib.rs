@@ -13,6 +13,7 @@ pub mod discovery;
 pub mod error;
 pub mod identity;
 mod probe;
+pub mod prompts;
 pub mod protocol;
 pub mod redact;
 mod register;

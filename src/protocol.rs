@@ -14,6 +14,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::backend::Backend;
+use crate::prompts;
 use crate::tools::{self, CONTRACT_VERSION};
 
 mod envelope;
@@ -201,6 +202,8 @@ impl Server {
             "ping" => Ok(Answer::Json(json!({}))),
             "tools/list" => self.list_tools(params, Era::Handshake),
             "tools/call" => self.call_tool(params),
+            "prompts/list" => self.list_prompts(params, Era::Handshake),
+            "prompts/get" => self.get_prompt(params),
             _ => Err(unknown_method(method)),
         }
     }
@@ -210,6 +213,8 @@ impl Server {
             "server/discover" => Ok(Answer::Json(discover(self.read_only))),
             "tools/list" => self.list_tools(params, Era::Stateless),
             "tools/call" => self.call_tool(params),
+            "prompts/list" => self.list_prompts(params, Era::Stateless),
+            "prompts/get" => self.get_prompt(params),
             // The stateless revision removed the handshake; say how to reach it.
             "initialize" => Err(rpc_error(
                 METHOD_NOT_FOUND,
@@ -249,6 +254,34 @@ impl Server {
             String::new()
         };
         Ok(Answer::Listing { tools: listing, extra })
+    }
+
+    /// The prompts this session offers, one page, with the same caching
+    /// hints as the tool list in the stateless era (both change only with the
+    /// binary or the read-only setting).
+    fn list_prompts(&self, params: &Value, era: Era) -> Outcome {
+        if params.get("cursor").is_some_and(|cursor| !cursor.is_null()) {
+            return Err(rpc_error(
+                INVALID_PARAMS,
+                "Invalid params: unknown cursor (the prompt list has one page).",
+            ));
+        }
+        let mut result = json!({"prompts": prompts::listing(self.read_only)});
+        if era == Era::Stateless {
+            result["ttlMs"] = json!(CACHE_TTL_MS);
+            result["cacheScope"] = json!("private");
+        }
+        Ok(Answer::Json(result))
+    }
+
+    /// A prompt's text. Nothing is sent to resmon: a prompt only says which
+    /// tools to call, so it is served with the app closed too.
+    fn get_prompt(&self, params: &Value) -> Outcome {
+        prompts::get(params, self.read_only).map(Answer::Json).map_err(|refusal| RpcError {
+            code: INVALID_PARAMS,
+            message: format!("Invalid params: {}", refusal.message),
+            data: refusal.argument.map(|argument| json!({"argument": argument})),
+        })
     }
 
     fn call_tool(&mut self, params: &Value) -> Outcome {
@@ -332,7 +365,7 @@ fn discover(read_only: bool) -> Value {
     supported.extend(HANDSHAKE_VERSIONS.iter().rev());
     json!({
         "supportedVersions": supported,
-        "capabilities": {"tools": {"listChanged": false}},
+        "capabilities": capabilities(),
         "instructions": instructions(read_only),
         "ttlMs": CACHE_TTL_MS,
         "cacheScope": "private",
@@ -348,11 +381,17 @@ fn discover(read_only: bool) -> Value {
 fn initialize_result(version: &str, read_only: bool) -> String {
     let instructions = instructions(read_only);
     format!(
-        "{{\"protocolVersion\":\"{version}\",\"capabilities\":{{\"tools\":{{\"listChanged\":false}}}},\
+        "{{\"protocolVersion\":\"{version}\",\"capabilities\":{{\"tools\":{{\"listChanged\":false}},\"prompts\":{{\"listChanged\":false}}}},\
          \"serverInfo\":{{\"name\":\"resmon\",\"version\":\"{CONTRACT_VERSION}\",\"title\":\"resmon research monitor\"}},\
          \"instructions\":\"{instructions}\",\"_meta\":{{\"resmon/server_version\":\"{}\"}}}}",
         env!("CARGO_PKG_VERSION")
     )
+}
+
+/// What this server offers, in both eras: tools and prompts, neither list
+/// ever changing while the process runs.
+fn capabilities() -> Value {
+    json!({"tools": {"listChanged": false}, "prompts": {"listChanged": false}})
 }
 
 fn server_info() -> Value {
@@ -457,7 +496,7 @@ mod tests {
             for version in HANDSHAKE_VERSIONS {
                 let value = json!({
                     "protocolVersion": version,
-                    "capabilities": {"tools": {"listChanged": false}},
+                    "capabilities": capabilities(),
                     "serverInfo": server_info(),
                     "instructions": instructions(read_only),
                     "_meta": {"resmon/server_version": env!("CARGO_PKG_VERSION")},

@@ -4,8 +4,8 @@ real client of resmon-mcp, in its three connection modes.
 For each mode, against a fresh fake backend (write tools change its state):
 connect with only RESMON_PORT_FILE and RESMON_STATE_DIR in the client's env,
 assert the negotiated protocol version, list the tools (25), call every
-valid call of tests/it/calls.rs (so every tool at least once) and the
-invalid calls of launch_fake.INVALID_CALLS.
+valid call of tests/it/calls.rs (so every tool at least once), list and get
+every prompt, and make the invalid calls of launch_fake.INVALID_CALLS.
 
 The SDK itself rejects a tools/list whose schemas it cannot accept
 (pydantic), checks every result against the negotiated version's shapes,
@@ -25,11 +25,24 @@ from importlib.metadata import version as package_version
 
 import jsonschema
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
 from launch_fake import INVALID_CALLS, FakeBackend, Tally, load_calls, with_runtime_id
 
 SDK_VERSION = "2.3.0"
 EXPECTED_TOOLS = 25
+EXPECTED_PROMPTS = ["recent", "checkup", "person", "paper", "export", "watch"]
+# A valid value for every prompt argument the server lists; an argument not
+# here fails the check, so a new one cannot go untried.
+PROMPT_ARGUMENTS = {
+    "days": "30",
+    "routine": "4",
+    "person": "Ada Lovelace",
+    "doc_id": "1",
+    "exec_id": "115",
+    "format": "ris",
+    "name": "Ada Lovelace",
+}
 # mode → the protocol version the connection must end up on.
 MODES = {
     "legacy": "2025-11-25",
@@ -179,6 +192,8 @@ async def exercise(client, mode, want_version, tally, calls, placeholder):
             runtime_id = (structured or {}).get("identity", {}).get("runtime_id")
         tally.ok(what)
 
+    await exercise_prompts(client, mode, want_version, tally)
+
     for tool, arguments, argument in INVALID_CALLS:
         what = f"invalid call {tool} {json.dumps(arguments, separators=(',', ':'))}"
         try:
@@ -195,6 +210,59 @@ async def exercise(client, mode, want_version, tally, calls, placeholder):
             f"want isError invalid_argument naming {argument!r}; got isError={result.is_error}, "
             f"text={json.dumps(payload)[:500]}",
         )
+
+
+async def exercise_prompts(client, mode, want_version, tally):
+    """The prompts through the SDK: the capability, the list, every prompt
+    with all its arguments and with the required ones alone, and a refusal."""
+    if mode in ("legacy", "auto"):
+        capabilities = client.server_capabilities
+        declared = capabilities.prompts is not None
+    else:
+        # A pinned client adopts a discover result of its own making (see
+        # above): read the server's own answer.
+        try:
+            capabilities = (await client.session.send_discover(want_version)).get("capabilities")
+        except Exception as e:  # noqa: BLE001
+            capabilities = f"{type(e).__name__}: {e}"
+        declared = isinstance(capabilities, dict) and "prompts" in capabilities
+    tally.check(declared, "server declares the prompts capability", f"capabilities: {capabilities!r}")
+    try:
+        listed = await client.list_prompts()
+    except Exception as e:  # noqa: BLE001 - e.g. pydantic refusing the list
+        tally.fail("prompts/list", f"{type(e).__name__}: {e}")
+        return
+    names = [p.name for p in listed.prompts]
+    tally.check(names == EXPECTED_PROMPTS, f"prompts/list gives {len(EXPECTED_PROMPTS)} prompts in order",
+                f"got {names}")
+    for prompt in listed.prompts:
+        arguments = prompt.arguments or []
+        unknown = [a.name for a in arguments if a.name not in PROMPT_ARGUMENTS]
+        if unknown:
+            tally.fail(f"prompt {prompt.name}", f"no sample value for its arguments {unknown}")
+            continue
+        for label, chosen in (("every argument", arguments), ("required arguments", [a for a in arguments if a.required])):
+            values = {a.name: PROMPT_ARGUMENTS[a.name] for a in chosen}
+            what = f"prompts/get {prompt.name} with {label} {json.dumps(values, separators=(',', ':'))}"
+            try:
+                got = await client.get_prompt(prompt.name, values)
+            except Exception as e:  # noqa: BLE001
+                tally.fail(what, f"{type(e).__name__}: {e}")
+                continue
+            messages = got.messages
+            text = getattr(messages[0].content, "text", "") if messages else ""
+            tally.check(len(messages) == 1 and messages[0].role == "user" and messages[0].content.type == "text"
+                        and len(text) > 100, what, f"messages: {messages!r}")
+    for name, values, argument in (("paper", {"doc_id": "0"}, "doc_id"), ("nonsense", {}, None)):
+        what = f"prompts/get {name} {json.dumps(values)} is refused with -32602"
+        try:
+            got = await client.get_prompt(name, values)
+            tally.fail(what, f"answered: {got!r}")
+        except MCPError as e:
+            tally.check(e.code == -32602 and (argument is None or argument in e.message), what,
+                        f"code {e.code}: {e.message}")
+        except Exception as e:  # noqa: BLE001
+            tally.fail(what, f"{type(e).__name__}: {e}")
 
 
 async def main() -> int:

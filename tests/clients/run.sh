@@ -7,6 +7,8 @@
 #   - Python SDK        mcp==2.3.0                             (requirements.txt, venv in target/clients/venv)
 #   - TypeScript SDK    @modelcontextprotocol/sdk@1.32.2       (package.json + package-lock.json)
 #   - Inspector CLI     @modelcontextprotocol/inspector@2.12.0 (same lock file)
+#   - TypeScript client @modelcontextprotocol/client@2.3.1     (the Inspector's own dependency, same
+#                       lock; ts_client.mjs uses it for the prompts in the 2026-07-28 era, which SDK 1.x lacks)
 #
 # Needs: cargo/rustc, python3 with venv (Debian: python3-venv), node >= 20
 # and npm, and the package registries (PyPI, npm). Everything it installs

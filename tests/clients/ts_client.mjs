@@ -4,7 +4,11 @@
 // Starts the fake backend, connects over stdio with only RESMON_PORT_FILE and
 // RESMON_STATE_DIR in the transport's env, checks the negotiated version
 // (SDK 1.x speaks the handshake era only: 2025-11-25), lists the tools (25),
-// makes every valid call of tests/it/calls.rs and the invalid calls below.
+// makes every valid call of tests/it/calls.rs and the invalid calls below,
+// and lists and gets every prompt. SDK 1.x has no 2026-07-28 era, so the
+// prompts are then listed and got again through the v2 client package,
+// @modelcontextprotocol/client 2.3.1 (pinned by the same lock, which the
+// Inspector depends on), pinned to 2026-07-28.
 // The SDK zod-checks tools/list and every result, and ajv-validates every
 // structuredContent against the tool's outputSchema; any of that throwing is
 // a failure here.
@@ -19,6 +23,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
+import { Client as ClientV2 } from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioClientTransportV2 } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
@@ -34,7 +40,21 @@ const INVALID_CALLS = [
   ["run_routine", {}, "routine_id"],
   ["get_execution", { exec_id: 115, surplus: true }, "surplus"],
 ];
-const LABEL = "typescript[sdk 1.x]";
+const CLIENT_V2_VERSION = "2.3.1";
+const STATELESS_VERSION = "2026-07-28";
+const EXPECTED_PROMPTS = ["recent", "checkup", "person", "paper", "export", "watch"];
+// A valid value for every prompt argument the server lists; an argument not
+// here fails the check, so a new one cannot go untried.
+const PROMPT_ARGUMENTS = {
+  days: "30",
+  routine: "4",
+  person: "Ada Lovelace",
+  doc_id: "1",
+  exec_id: "115",
+  format: "ris",
+  name: "Ada Lovelace",
+};
+let LABEL = "typescript[sdk 1.x]";
 
 let passed = 0;
 let failed = 0;
@@ -125,6 +145,81 @@ function canonical(value) {
 }
 const sameJson = (a, b) => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 
+// The prompts through one client: the capability, the list, every prompt with
+// all its arguments and with the required ones alone, and two refusals.
+async function exercisePrompts(client) {
+  check(client.getServerCapabilities()?.prompts !== undefined, "server declares the prompts capability",
+    JSON.stringify(client.getServerCapabilities()));
+  let listed;
+  try {
+    listed = await client.listPrompts();
+  } catch (error) {
+    fail("prompts/list", `${error?.name}: ${error?.message}`);
+    return;
+  }
+  const names = listed.prompts.map((p) => p.name);
+  check(JSON.stringify(names) === JSON.stringify(EXPECTED_PROMPTS),
+    `prompts/list gives ${EXPECTED_PROMPTS.length} prompts in order`, `got ${names}`);
+  for (const prompt of listed.prompts) {
+    const args = prompt.arguments || [];
+    const unknown = args.map((a) => a.name).filter((name) => !(name in PROMPT_ARGUMENTS));
+    if (unknown.length) {
+      fail(`prompt ${prompt.name}`, `no sample value for its arguments ${unknown}`);
+      continue;
+    }
+    for (const [label, chosen] of [["every argument", args], ["required arguments", args.filter((a) => a.required)]]) {
+      const values = Object.fromEntries(chosen.map((a) => [a.name, PROMPT_ARGUMENTS[a.name]]));
+      const what = `prompts/get ${prompt.name} with ${label} ${JSON.stringify(values)}`;
+      try {
+        const got = await client.getPrompt({ name: prompt.name, arguments: values });
+        const messages = got.messages || [];
+        check(messages.length === 1 && messages[0].role === "user" && messages[0].content?.type === "text"
+            && (messages[0].content.text || "").length > 100,
+          what, `messages: ${JSON.stringify(messages)}`);
+      } catch (error) {
+        fail(what, `${error?.name}: ${error?.message}`);
+      }
+    }
+  }
+  for (const [name, values, argument] of [["paper", { doc_id: "0" }, "doc_id"], ["nonsense", {}, null]]) {
+    const what = `prompts/get ${name} ${JSON.stringify(values)} is refused with -32602`;
+    try {
+      const got = await client.getPrompt({ name, arguments: values });
+      fail(what, `answered: ${JSON.stringify(got)}`);
+    } catch (error) {
+      check(error?.code === -32602 && (argument === null || String(error?.message).includes(argument)),
+        what, `${error?.name} ${error?.code}: ${error?.message}`);
+    }
+  }
+}
+
+// The 2026-07-28 era through the v2 client, pinned: no initialize at all.
+async function statelessPrompts(args) {
+  LABEL = `typescript[client ${CLIENT_V2_VERSION}, ${STATELESS_VERSION}]`;
+  const manifest = new URL("./node_modules/@modelcontextprotocol/client/package.json", import.meta.url);
+  const installed = JSON.parse(readFileSync(manifest, "utf8")).version;
+  if (installed !== CLIENT_V2_VERSION) {
+    fail("setup", `@modelcontextprotocol/client ${installed} installed, the test is written for ${CLIENT_V2_VERSION}`);
+    return;
+  }
+  const fake = await startFake(args.fake);
+  let client;
+  try {
+    const transport = new StdioClientTransportV2({ command: args.server, args: [], env: fake.env, stderr: "ignore" });
+    client = new ClientV2({ name: "resmon-mcp-ci", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: STATELESS_VERSION } } });
+    await client.connect(transport);
+    const negotiated = client.getNegotiatedProtocolVersion();
+    check(negotiated === STATELESS_VERSION, `negotiated ${STATELESS_VERSION} via server/discover`, `got ${negotiated}`);
+    await exercisePrompts(client);
+  } catch (error) {
+    fail("session", `${error?.name}: ${error?.message}`);
+  } finally {
+    if (client) await client.close().catch(() => {});
+    await fake.stop();
+  }
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   // The package's exports map hides its package.json; read it beside this script.
@@ -196,6 +291,8 @@ async function main() {
       }
     }
 
+    await exercisePrompts(client);
+
     for (const [tool, callArgs, argument] of INVALID_CALLS) {
       const what = `invalid call ${tool} ${JSON.stringify(callArgs)}`;
       try {
@@ -214,7 +311,8 @@ async function main() {
     if (client) await client.close().catch(() => {});
     await fake.stop();
   }
-  console.log(`# ${LABEL}: ${passed} passed, ${failed} failed in ${((Date.now() - started) / 1000).toFixed(2)} s`);
+  await statelessPrompts(args);
+  console.log(`# typescript (sdk 1.x and client 2.x): ${passed} passed, ${failed} failed in ${((Date.now() - started) / 1000).toFixed(2)} s`);
   return failed ? 1 : 0;
 }
 

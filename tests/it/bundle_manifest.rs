@@ -1,6 +1,6 @@
 //! bundle/manifest.json, the MCP Bundle manifest template, is generated from
-//! the tool listing (and so from the tool table) and from Cargo.toml, and must
-//! match them. After changing a tool or the package metadata, regenerate it with
+//! the tool and prompt listings (and so from the tool and prompt tables) and
+//! from Cargo.toml, and must match them. After changing a tool or the package metadata, regenerate it with
 //! `UPDATE_BUNDLE_MANIFEST=1 cargo test --test it bundle_manifest`.
 //!
 //! It is a template (contract-notes 23): `cargo xtask bundle` fills in where
@@ -21,7 +21,34 @@ fn names(tools: &[&Value]) -> String {
     names.join(", ")
 }
 
-fn render(tools: &[Value]) -> String {
+/// The prompts as an MCP Bundle manifest declares them: name, description,
+/// the argument names in order, and the text with each argument standing as
+/// `${arguments.<name>}` (what `prompts/get` answers once each is replaced).
+/// A prompt a read-only session does not offer says so, as the writes do.
+fn render_prompts(prompts: &[Value]) -> Vec<Value> {
+    prompts
+        .iter()
+        .map(|listed| {
+            let name = listed["name"].as_str().unwrap();
+            let prompt = resmon_mcp::prompts::find(name).unwrap();
+            let description = if resmon_mcp::prompts::is_offered(prompt, true) {
+                prompt.description.to_string()
+            } else {
+                format!("{} (not offered when Read-only is on)", prompt.description)
+            };
+            let arguments: Vec<&str> =
+                listed["arguments"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
+            json!({
+                "name": name,
+                "description": description,
+                "arguments": arguments,
+                "text": resmon_mcp::prompts::template_text(prompt),
+            })
+        })
+        .collect()
+}
+
+fn render(tools: &[Value], prompts: &[Value]) -> String {
     let writes: Vec<&Value> =
         tools.iter().filter(|tool| tool["requires_confirmation"] == json!(true)).collect();
     let reads = tools.len() - writes.len();
@@ -47,10 +74,14 @@ fn render(tools: &[Value]) -> String {
          `RESMON_STATE_DIR` instead; `resmon-mcp --check` shows how it finds resmon.\n\n\
          {reads} of its {total} tools only read. The {writes} that change something ({write_names}) carry \
          `requires_confirmation`. Turn on **Read-only** to offer the {reads} reads alone: the others are \
-         then neither listed nor run.",
+         then neither listed nor run.\n\n\
+         Its {prompt_count} prompts ({prompt_names}) are the common questions, ready to run: each tells Claude \
+         which tools to call and which of resmon's caveats to keep.",
         total = tools.len(),
         writes = writes.len(),
         write_names = names(&writes),
+        prompt_count = prompts.len(),
+        prompt_names = names(&prompts.iter().collect::<Vec<_>>()),
     );
     let read_only = format!(
         "Offer only the {reads} tools that read. The {} that change resmon ({}) are then not listed, and \
@@ -82,6 +113,7 @@ fn render(tools: &[Value]) -> String {
         },
         "tools": listed,
         "tools_generated": false,
+        "prompts": render_prompts(prompts),
         "prompts_generated": false,
         // Filled in per bundle: exactly the platforms whose binary it holds.
         "compatibility": {"platforms": []},
@@ -110,7 +142,10 @@ fn bundle_manifest_json_matches_the_tool_table_and_cargo_toml() {
     let answer = session.request("tools/list", json!({}));
     let tools = answer["result"]["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 25, "the template names the full surface");
-    let rendered = render(tools);
+    let answer = session.request("prompts/list", json!({}));
+    let prompts = answer["result"]["prompts"].as_array().unwrap();
+    assert_eq!(prompts.len(), resmon_mcp::prompts::PROMPTS.len(), "and every prompt");
+    let rendered = render(tools, prompts);
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/bundle/manifest.json");
     if std::env::var("UPDATE_BUNDLE_MANIFEST").is_ok_and(|value| value == "1") {
         std::fs::write(path, &rendered).unwrap();

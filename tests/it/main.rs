@@ -22,6 +22,8 @@ mod surface;
 mod budgets;
 // What a deferring harness shows before any search: always-loaded tools, hints, questions.
 mod findability;
+// MCP prompts: both eras, refusals, read-only, one routing, budgets, no request.
+mod prompts;
 // Read tools: corpus, documents, sources, analytics, watchdog, exports.
 mod reads_corpus;
 // Read tools: routines, executions, watch profiles.

@@ -38,7 +38,10 @@ fn discover_probe_before_initialize_is_answered_and_the_session_continues() {
     let result = &discover["result"];
     assert_eq!(result["resultType"], "complete");
     assert!(result["supportedVersions"].as_array().unwrap().contains(&json!(STATELESS)));
-    assert_eq!(result["capabilities"], json!({"tools": {"listChanged": false}}));
+    assert_eq!(
+        result["capabilities"],
+        json!({"tools": {"listChanged": false}, "prompts": {"listChanged": false}})
+    );
     assert!(result["instructions"].as_str().unwrap().contains("get_execution"));
     assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "resmon");
     assert!(result["ttlMs"].as_u64().is_some());
@@ -71,7 +74,11 @@ fn initialize_echoes_supported_versions_and_counter_offers_the_rest() {
         assert_eq!(result["serverInfo"]["name"], "resmon");
         assert_eq!(result["serverInfo"]["version"], "1.0", "the contract version, not the crate's");
         assert!(result["serverInfo"]["title"].is_string());
-        assert_eq!(result["capabilities"], json!({"tools": {"listChanged": false}}), "nothing not honoured");
+        assert_eq!(
+            result["capabilities"],
+            json!({"tools": {"listChanged": false}, "prompts": {"listChanged": false}}),
+            "nothing not honoured"
+        );
         assert_eq!(result["_meta"]["resmon/server_version"], env!("CARGO_PKG_VERSION"));
         assert!(result.get("resultType").is_none(), "handshake results carry no resultType");
     }
@@ -84,7 +91,7 @@ fn unknown_requests_get_method_not_found_before_and_after_initialize() {
     assert_eq!(before["error"]["code"], -32601);
     let init = session.request("initialize", initialize_params("2025-06-18"));
     assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
-    let after = session.request("prompts/list", json!({}));
+    let after = session.request("resources/templates/list", json!({}));
     assert_eq!(after["error"]["code"], -32601);
     let logging = session.request("logging/setLevel", json!({"level": "info"}));
     assert_eq!(logging["error"]["code"], -32601, "logging is not a declared capability");

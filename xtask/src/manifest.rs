@@ -1,5 +1,6 @@
 //! The bundle manifest: bundle/manifest.json is a template (contract-notes
-//! 23), generated from the tool table and Cargo.toml by a test in tests/it.
+//! 23), generated from the tool and prompt tables and Cargo.toml by a test in
+//! tests/it.
 //! Packing fills in the platform parts and nothing else: where each binary
 //! lies, the launch command for each platform, and `compatibility.platforms`,
 //! which names exactly the platforms whose binary is inside.
@@ -15,8 +16,9 @@ use crate::workspace::Package;
 pub const TEMPLATE: &str = "bundle/manifest.json";
 const REGENERATE: &str = "UPDATE_BUNDLE_MANIFEST=1 cargo test --test it bundle_manifest";
 
-/// Reads the template and refuses one that no longer matches the package or
-/// the tool table, so a bundle never ships a stale version or tool list.
+/// Reads the template and refuses one that no longer matches the package,
+/// the tool table or the prompt table, so a bundle never ships a stale
+/// version, tool list or prompt.
 pub fn load_template(root: &Path, package: &Package) -> anyhow::Result<Value> {
     let path = root.join(TEMPLATE);
     let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -26,7 +28,56 @@ pub fn load_template(root: &Path, package: &Package) -> anyhow::Result<Value> {
     check_template(&template, package, &tools).map_err(|why| {
         anyhow::anyhow!("{TEMPLATE} is out of date: {why}; regenerate it with {REGENERATE}")
     })?;
+    check_prompts(&template, &server_prompts()).map_err(|why| {
+        anyhow::anyhow!("{TEMPLATE} is out of date: {why}; regenerate it with {REGENERATE}")
+    })?;
     Ok(template)
+}
+
+/// One prompt as the server serves it and the manifest must declare it.
+struct DeclaredPrompt {
+    name: String,
+    arguments: Vec<String>,
+    /// The text with each argument as `${arguments.<name>}`.
+    text: String,
+}
+
+/// The server's prompt table, as a manifest declares it.
+fn server_prompts() -> Vec<DeclaredPrompt> {
+    resmon_mcp::prompts::PROMPTS
+        .iter()
+        .map(|prompt| DeclaredPrompt {
+            name: prompt.name.to_string(),
+            arguments: prompt.arguments.iter().map(|argument| argument.name.to_string()).collect(),
+            text: resmon_mcp::prompts::template_text(prompt),
+        })
+        .collect()
+}
+
+/// The manifest's `prompts` are the server's, in its order, each with the
+/// same argument names in the same order and the same text, so what a host
+/// shows before starting the server is what the server will serve.
+fn check_prompts(template: &Value, prompts: &[DeclaredPrompt]) -> Result<(), String> {
+    let declared: Vec<&Value> = template["prompts"].as_array().into_iter().flatten().collect();
+    let declared_names: Vec<&str> = declared.iter().filter_map(|prompt| prompt["name"].as_str()).collect();
+    let names: Vec<&str> = prompts.iter().map(|prompt| prompt.name.as_str()).collect();
+    if declared_names != names {
+        return Err(format!("it declares the prompts {declared_names:?}, the server serves {names:?}"));
+    }
+    for (entry, prompt) in declared.iter().zip(prompts) {
+        let arguments: Vec<&str> =
+            entry["arguments"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        if arguments != prompt.arguments {
+            return Err(format!(
+                "its prompt {} takes {arguments:?}, the server's takes {:?}",
+                prompt.name, prompt.arguments
+            ));
+        }
+        if entry["text"].as_str() != Some(prompt.text.as_str()) {
+            return Err(format!("its prompt {}'s text is not the server's", prompt.name));
+        }
+    }
+    Ok(())
 }
 
 fn check_template(template: &Value, package: &Package, tools: &[(&str, bool)]) -> Result<(), String> {
@@ -155,6 +206,31 @@ mod tests {
         let mut claimed = template();
         claimed["compatibility"]["platforms"] = json!(["linux"]);
         assert!(check_template(&claimed, &package(), &tools).is_err());
+    }
+
+    #[test]
+    fn prompts_that_differ_from_the_server_s_are_refused() {
+        let served = || {
+            vec![DeclaredPrompt {
+                name: "paper".into(),
+                arguments: vec!["doc_id".into()],
+                text: "Paper ${arguments.doc_id}.".into(),
+            }]
+        };
+        let mut manifest = template();
+        manifest["prompts"] =
+            json!([{"name": "paper", "arguments": ["doc_id"], "text": "Paper ${arguments.doc_id}."}]);
+        assert_eq!(check_prompts(&manifest, &served()), Ok(()));
+        assert!(check_prompts(&template(), &served()).unwrap_err().contains("prompts"), "none declared");
+        let mut renamed = manifest.clone();
+        renamed["prompts"][0]["arguments"] = json!(["id"]);
+        assert!(check_prompts(&renamed, &served()).unwrap_err().contains("takes"));
+        let mut edited = manifest.clone();
+        edited["prompts"][0]["text"] = json!("Paper.");
+        assert!(check_prompts(&edited, &served()).unwrap_err().contains("text"));
+        let mut more = served();
+        more.push(DeclaredPrompt { name: "export".into(), arguments: vec![], text: String::new() });
+        assert!(check_prompts(&manifest, &more).unwrap_err().contains("export"));
     }
 
     #[test]
