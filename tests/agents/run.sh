@@ -111,7 +111,8 @@ else
     stage_run claude-code 240 --isolated python3 "$here/claude_code.py" --claude "$claude" \
         --server "$server" --fake "$fake" --calls "$calls"
     stage_run toolsearch 240 --isolated python3 "$here/toolsearch.py" --claude "$claude" \
-        --server "$server" --fake "$fake" --questions "$root/tests/findability/questions.json"
+        --server "$server" --fake "$fake" --questions "$root/tests/findability/questions.json" \
+        --held-out "$root/tests/findability/held-out.json"
 fi
 if [ "$node_ready" -eq 0 ] || [ ! -x "$codex" ]; then
     setup_fail "codex did not run: $codex is not installed"

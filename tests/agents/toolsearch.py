@@ -4,6 +4,9 @@ tests/findability/questions.json (a JSON array of {"words", "tools"}), with
 of ToolSearch calls, and it reads back the `tool_reference` blocks Claude
 Code returns, which is exactly what a model is shown. Standard library only.
 Run inside a network namespace that holds only loopback (run.sh does).
+With --held-out FILE, a second list in the same form (written after the
+search words were tuned, and never tuned against) is asked too and its
+figures printed beside the first; only the first list's figure can fail.
 
 A question is *found* when a tool that answers it is always-loaded (its
 definition is in the first request, so no search is needed) or among
@@ -18,7 +21,7 @@ measured, not assumed: the list is asked again in reverse order (so every
 query has other neighbours) and a few questions alone in a session of their
 own, and every result must be the same.
 
-Usage: toolsearch.py --claude BIN --server BIN --fake BIN --questions FILE
+Usage: toolsearch.py --claude BIN --server BIN --fake BIN --questions FILE [--held-out FILE]
 """
 
 import argparse
@@ -65,6 +68,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     for name in ("claude", "server", "fake", "questions"):
         parser.add_argument(f"--{name}", required=True)
+    parser.add_argument("--held-out")
     args = parser.parse_args()
     tally = Tally("toolsearch")
     started = time.monotonic()
@@ -88,17 +92,24 @@ def exercise(claude: Claude, args, tally: Tally) -> None:
         return
     with open(args.questions) as f:
         questions = json.load(f)
+    held_out = []
+    if args.held_out:
+        with open(args.held_out) as f:
+            held_out = json.load(f)
     with LoggedFake(args.fake) as fake:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **fake.env}
         surface = Surface(args.server, env)
-        unknown = sorted({tool for q in questions for tool in q.get("tools") or [] if tool not in surface.names})
-        shapeless = [q for q in questions if not isinstance(q.get("words"), str) or not q.get("tools")]
-        words = [q["words"] for q in questions if isinstance(q.get("words"), str)]
-        if not tally.check(questions and not unknown and not shapeless and len(set(words)) == len(words),
-                           f"{os.path.relpath(args.questions)}: {len(questions)} questions, each with its words "
+        every = questions + held_out
+        unknown = sorted({tool for q in every for tool in q.get("tools") or [] if tool not in surface.names})
+        shapeless = [q for q in every if not isinstance(q.get("words"), str) or not q.get("tools")]
+        words = list(dict.fromkeys(q["words"] for q in every if isinstance(q.get("words"), str)))
+        repeated = sorted({w for w in (q.get("words") for q in questions) if [x.get("words") for x in questions].count(w) > 1})
+        if not tally.check(questions and not unknown and not shapeless and not repeated,
+                           f"{os.path.relpath(args.questions)}: {len(questions)} questions"
+                           f"{f' (and {len(held_out)} held out)' if held_out else ''}, each with its words "
                            "and tools the server lists",
                            f"unknown tools {unknown}; without words or tools {shapeless[:5]}; "
-                           f"repeated words {sorted({w for w in words if words.count(w) > 1})}"):
+                           f"repeated words {repeated}"):
             return
         registration = Registration(check_output(args.server, env).stdout)
         if not tally.check(registration.claude_line is not None, "--check prints a `claude mcp add` line",
@@ -125,35 +136,43 @@ def exercise(claude: Claude, args, tally: Tally) -> None:
                     f"differ: {[(w, results[w], again.get(w), alone.get(w)) for w in differ[:5]]}; {problems[:2]}")
 
         always = set(surface.always)
-        found = first = 0
-        misses, seconds = [], []
-        for q in questions:
-            answers = set(q["tools"])
-            ranked = [name[len(PREFIX):] if name.startswith(PREFIX) else name for name in results[q["words"]]]
-            up_front = bool(answers & always)
-            is_found = up_front or bool(answers & set(ranked[:3]))
-            is_first = up_front or bool(ranked and ranked[0] in answers)
-            found += is_found
-            first += is_first
-            if not is_found:
-                misses.append((q, ranked))
-            elif not is_first:
-                seconds.append((q, ranked))
-        total = len(questions)
-        found_pct, first_pct = 100.0 * found / total, 100.0 * first / total
         print(f"# always-loaded: {sorted(always) or 'none'}", flush=True)
-        print(f"# found {found}/{total} = {found_pct:.1f} %, first {first}/{total} = {first_pct:.1f} % "
-              f"(ToolSearch max_results {MAX_RESULTS}; found: always-loaded or in the first 3; "
-              "first: always-loaded or the first result)", flush=True)
-        for q, ranked in misses:
-            print(f"#   not found: {q['words']!r} (answered by {', '.join(q['tools'])}) -> {ranked}", flush=True)
-        for q, ranked in seconds:
-            print(f"#   found, not first: {q['words']!r} (answered by {', '.join(q['tools'])}) -> {ranked}",
-                  flush=True)
+        found_pct, first_pct, misses = score("questions", questions, results, always)
         tally.check(found_pct >= FOUND_AT_LEAST,
                     f"found {found_pct:.1f} % of the questions (at least {FOUND_AT_LEAST:.0f} %); first {first_pct:.1f} %",
-                    f"{len(misses)} of {total} not found")
+                    f"{misses} of {len(questions)} not found")
+        if held_out:
+            score("held-out questions (a report, not a check)", held_out, results, always)
 
+
+def score(label: str, questions: list[dict], results: dict[str, list[str]], always: set[str]) -> tuple[float, float, int]:
+    """Prints the found and first figures of one list, and each question
+    that was not found or not first; returns both shares and the misses."""
+    found = first = 0
+    misses, seconds = [], []
+    for q in questions:
+        answers = set(q["tools"])
+        ranked = [name[len(PREFIX):] if name.startswith(PREFIX) else name for name in results[q["words"]]]
+        up_front = bool(answers & always)
+        is_found = up_front or bool(answers & set(ranked[:3]))
+        is_first = up_front or bool(ranked and ranked[0] in answers)
+        found += is_found
+        first += is_first
+        if not is_found:
+            misses.append((q, ranked))
+        elif not is_first:
+            seconds.append((q, ranked))
+    total = len(questions)
+    found_pct, first_pct = 100.0 * found / total, 100.0 * first / total
+    print(f"# {label}: found {found}/{total} = {found_pct:.1f} %, first {first}/{total} = {first_pct:.1f} % "
+          f"(ToolSearch max_results {MAX_RESULTS}; found: always-loaded or in the first 3; "
+          "first: always-loaded or the first result)", flush=True)
+    for q, ranked in misses:
+        print(f"#   not found: {q['words']!r} (answered by {', '.join(q['tools'])}) -> {ranked}", flush=True)
+    for q, ranked in seconds:
+        print(f"#   found, not first: {q['words']!r} (answered by {', '.join(q['tools'])}) -> {ranked}",
+              flush=True)
+    return found_pct, first_pct, len(misses)
 
 if __name__ == "__main__":
     sys.exit(main())
