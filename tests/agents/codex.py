@@ -16,6 +16,11 @@ Checks, each a PASS or FAIL line:
   annotations call it destructive or open-world, so this check fails for
   the other writes while the printed block lacks that key.
 
+And a NOTE line, not a check: whether Codex shows the server's MCP prompts
+(with the server wrapped in tests/harnesses/record_stdin.py: does app-server
+or exec ever ask prompts/list, does mcpServerStatus/list carry prompts,
+what does exec do with a typed `/mcp__resmon__paper …`).
+
 Usage: codex.py --codex BIN --server BIN --fake BIN --calls calls.json
 """
 
@@ -29,6 +34,7 @@ import tempfile
 import threading
 import time
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 from common import (EXPECTED_READS, EXPECTED_TOOLS, EXPECTED_WRITES, LoggedFake, Registration, Surface, Tally,
                     brief, changes, check_output, first_call_per_tool, one_line)
 from model_standins import ResponsesStandin, saw, script_line
@@ -239,6 +245,36 @@ def exercise(codex: Codex, model: ResponsesStandin, args, tally: Tally) -> None:
                     "none that changes anything)", f"it received {changes(after)}")
         if seen:
             print(f"# a refused write reads: {one_line(output_text(seen[0].get('content')))}", flush=True)
+
+        prompts_note(codex, model, args.server, fake.env, calls)
+
+
+def prompts_note(codex: Codex, model: ResponsesStandin, server: str, env: dict, calls: dict) -> None:
+    """What Codex makes of the server's MCP prompts, said in one NOTE line."""
+    log = os.path.join(codex.home, "server-stdin.jsonl")
+    recorder = os.path.join(HERE, "..", "harnesses", "record_stdin.py")
+    codex.configure("[mcp_servers.resmon]\n"
+                    f"command = {json.dumps(sys.executable)}\n"
+                    f"args = {json.dumps([recorder, log, '--', server])}\n"
+                    "[mcp_servers.resmon.env]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in env.items()))
+    entry, why = codex.app_server_tools()
+    line = f"/mcp__resmon__paper {calls['explain_match']['doc_id']}"
+    model.clear()
+    run = codex.run("exec", "--skip-git-repo-check", "--json", line)
+    typed = any(item.get("role") == "user" and output_text(item.get("content")) == line
+                for body in model.response_requests() for item in body.get("input") or [])
+    try:
+        with open(log) as f:
+            methods = list(dict.fromkeys(json.loads(text).get("method") for text in f if text.strip()))
+    except (OSError, ValueError) as e:
+        methods = [f"unreadable log: {e}"]
+    asked = [method for method in methods if str(method).startswith("prompts/")]
+    keys = sorted(key for key in entry if key in ("tools", "resources", "resourceTemplates") or "rompt" in key)
+    print(f"NOTE codex {CODEX_VERSION} {'asks for' if asked else 'shows no'} MCP prompts: app-server and exec sent "
+          f"the server {methods} ({'including ' + ', '.join(asked) if asked else 'never prompts/list or prompts/get'}"
+          f"); mcpServerStatus/list's resmon entry carries {keys or why}; `codex exec \"{line}\"` "
+          f"{'sent the model the line as typed' if typed else 'did not send the model the line as typed'} "
+          f"(exit {run.returncode})", flush=True)
 
 
 if __name__ == "__main__":

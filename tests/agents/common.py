@@ -78,6 +78,13 @@ class McpSession:
         self.proc.stdin.flush()
 
     def request(self, method: str, params: dict) -> dict:
+        message = self.answer(method, params)
+        if "error" in message:
+            raise RuntimeError(f"{method} failed: {message['error']}")
+        return message["result"]
+
+    def answer(self, method: str, params: dict) -> dict:
+        """The server's whole answer to one request: a `result` or an `error`."""
         self.next_id += 1
         self.proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method,
                                            "params": params}) + "\n").encode())
@@ -88,9 +95,7 @@ class McpSession:
                 raise RuntimeError(f"the server ended before answering {method}")
             message = json.loads(line)
             if message.get("id") == self.next_id:
-                if "error" in message:
-                    raise RuntimeError(f"{method} failed: {message['error']}")
-                return message["result"]
+                return message
 
     def tools(self) -> list[dict]:
         tools, cursor = [], None

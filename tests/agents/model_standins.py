@@ -24,6 +24,14 @@ Two APIs are served:
   through a provider whose `wire_api` is "responses".
 A request whose conversation holds no script (a title, a summary, a probe of
 the harness's own) gets a short text answer.
+
+When the user's message is not the test's own words (an MCP prompt that
+the harness fetched and sent as the person's message), `script(trigger,
+turns)` makes a Messages conversation whose user message holds `trigger`
+follow `turns`. `probe`, when set, is called as each Messages request
+arrives, and what it returns is kept beside the request (`scripted_marks`):
+a test can so read, for instance, what had reached resmon before the
+model's first answer.
 """
 
 import itertools
@@ -108,17 +116,26 @@ def _text_of(content) -> str:
     return "\n".join(block.get("text", "") for block in _blocks(content) if block.get("type") == "text")
 
 
-def anthropic_turn(body: dict) -> list[dict]:
+def _script_start(messages: list[dict], scripts) -> tuple[int | None, list]:
+    """The index of the user message that scripts the conversation, and its turns."""
+    for i, message in enumerate(messages):
+        if message.get("role") != "user":
+            continue
+        text = _text_of(message.get("content"))
+        if TURN_LINE.search(text):
+            return i, turns_of(text)
+        for trigger, turns in scripts:
+            if trigger in text:
+                return i, turns
+    return None, []
+
+
+def anthropic_turn(body: dict, scripts=()) -> list[dict]:
     """The content blocks of the stand-in's next assistant message."""
     messages = body.get("messages") or []
-    start = None
-    for i, message in enumerate(messages):
-        if message.get("role") == "user" and TURN_LINE.search(_text_of(message.get("content"))):
-            start = i
-            break
+    start, turns = _script_start(messages, scripts)
     if start is None:
         return [{"type": "text", "text": "ok"}]
-    turns = turns_of(_text_of(messages[start].get("content")))
     calls, results = [], {}
     for message in messages[start + 1:]:
         for block in _blocks(message.get("content")):
@@ -150,7 +167,7 @@ class _AnthropicHandler(_StreamingHandler):
         if not path.endswith("/v1/messages"):
             self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
             return
-        blocks = anthropic_turn(body)
+        blocks = anthropic_turn(body, self.standin.scripts)
         stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
         model = body.get("model") or "claude-stand-in"
         message = {"id": f"msg_standin_{next(_ids)}", "type": "message", "role": "assistant", "model": model,
@@ -176,20 +193,42 @@ class _AnthropicHandler(_StreamingHandler):
         self.send_events(_sse(events))
 
 
+def _is_messages(path: str) -> bool:
+    return path.split("?")[0].endswith("/v1/messages")
+
+
 class AnthropicStandin(_Server):
     def __init__(self):
         super().__init__(_AnthropicHandler)
+        self.scripts: list[tuple[str, list]] = []
+        self.probe = None
+
+    def script(self, trigger: str, turns: list[list[tuple[str, dict]]]) -> None:
+        """A conversation whose user message holds `trigger` follows `turns`."""
+        self.scripts.append((trigger, turns))
+
+    def record(self, path: str, body) -> None:
+        mark = self.probe() if self.probe is not None and _is_messages(path) else None
+        with self.lock:
+            self.requests.append({"path": path, "body": body, "mark": mark})
 
     def message_requests(self) -> list[dict]:
         """The bodies of every Messages request so far, in order."""
         with self.lock:
-            return [r["body"] for r in self.requests if r["path"].split("?")[0].endswith("/v1/messages")]
+            return [r["body"] for r in self.requests if _is_messages(r["path"])]
+
+    def _scripted(self) -> list[dict]:
+        with self.lock:
+            return [r for r in self.requests if _is_messages(r["path"])
+                    and _script_start((r["body"] or {}).get("messages") or [], self.scripts)[0] is not None]
 
     def scripted_requests(self) -> list[dict]:
         """The Messages requests of the scripted conversation (not the harness's side requests)."""
-        return [body for body in self.message_requests()
-                if any(m.get("role") == "user" and TURN_LINE.search(_text_of(m.get("content")))
-                       for m in body.get("messages") or [])]
+        return [r["body"] for r in self._scripted()]
+
+    def scripted_marks(self) -> list:
+        """What `probe` returned as each request of the scripted conversation arrived."""
+        return [r["mark"] for r in self._scripted()]
 
     def errors(self) -> list[str]:
         with self.lock:

@@ -17,9 +17,13 @@
 # reach outside (updates, telemetry) can leave the machine:
 #   - claude_code.py  registration, what the first request carries, reads
 #                     and writes headless, what the model reads;
+#   - claude_prompts.py  the server's MCP prompts as Claude Code's slash
+#                     commands: listed, run (prompts/get, the text as the
+#                     person's message, the calls it names), refused;
 #   - toolsearch.py   Claude Code's own ToolSearch asked the search words of
 #                     tests/findability/questions.json (found / first figures);
-#   - codex.py        app-server's tool list, exec's loop, approvals.
+#   - codex.py        app-server's tool list, exec's loop, approvals, and a
+#                     NOTE of whether it shows MCP prompts.
 # Needs root (or the right to make a network namespace), cargo, rustc,
 # python3, node >= 20 and npm, and the npm registry. Everything goes under
 # target/agents/.
@@ -106,9 +110,12 @@ codex="$npm_dir/node_modules/.bin/codex"
 
 if [ "$node_ready" -eq 0 ] || [ -z "$claude" ]; then
     setup_fail "claude-code did not run: no native claude in $npm_dir/node_modules/@anthropic-ai/claude-code-*/"
+    setup_fail "claude-prompts did not run: Claude Code is not installed"
     setup_fail "toolsearch did not run: Claude Code is not installed"
 else
     stage_run claude-code 240 --isolated python3 "$here/claude_code.py" --claude "$claude" \
+        --server "$server" --fake "$fake" --calls "$calls"
+    stage_run claude-prompts 240 --isolated python3 "$here/claude_prompts.py" --claude "$claude" \
         --server "$server" --fake "$fake" --calls "$calls"
     stage_run toolsearch 240 --isolated python3 "$here/toolsearch.py" --claude "$claude" \
         --server "$server" --fake "$fake" --questions "$root/tests/findability/questions.json" \
