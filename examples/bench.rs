@@ -1,5 +1,5 @@
-//! Benchmark of resmon-mcp against floors measured in the same run (issues 6
-//! and 14).
+//! Benchmark of resmon-mcp against floors measured in the same run
+//! (docs/performance.md).
 //!
 //!     cargo run --release --example bench            # full run, a few minutes
 //!     cargo run --release --example bench -- --quick # fewer runs, a smoke test
@@ -584,7 +584,7 @@ impl HttpFloor {
 }
 
 /// `health` in a warm session against ping on the same session plus one
-/// keep-alive GET of /api/health made here (issue 6's figure). The three
+/// keep-alive GET of /api/health made here (the per-call target). The three
 /// alternate call by call, in a rotating order.
 fn per_call(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
     println!(
@@ -653,7 +653,7 @@ fn per_call(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
 }
 
 /// Each measured call in a warm server session against the same call in a
-/// warm floor session, alternating call by call. No target: the issue-6
+/// warm floor session, alternating call by call. No target: the health
 /// figure above is the per-call target; this one says what each tool costs
 /// over a server that only relays resmon's body.
 fn calls_against_floor(rig: &Rig, counts: &Counts) {
