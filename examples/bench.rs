@@ -1,5 +1,5 @@
-//! Benchmark of resmon-mcp against floors measured in the same run (issues 6
-//! and 14).
+//! Benchmark of resmon-mcp against floors measured in the same run
+//! (docs/performance.md).
 //!
 //!     cargo run --release --example bench            # full run, a few minutes
 //!     cargo run --release --example bench -- --quick # fewer runs, a smoke test
@@ -14,9 +14,8 @@
 //! instruction counts per call for `health`, `search_corpus` (short rows,
 //! and keyword and semantic pages of the realistic slice) and
 //! `get_execution` beside the floor's and the bare exchange's (`floor
-//! --bare`); what a typed projection of resmon's rows would save
-//! (`examples/projection.rs`); the context cost of the listing and of typical
-//! answers; and the binary sizes. Each figure is followed by its target and
+//! --bare`); the context cost of the listing and of typical answers; and
+//! the binary sizes. Each figure is followed by its target and
 //! whether it holds. docs/performance.md explains the method and keeps the
 //! latest figures.
 //!
@@ -36,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use calls::{CALLS, Call, LABEL_WIDTH};
+use calls::{CALLS, LABEL_WIDTH};
 use fake_backend::{Corpus, FakeBackend};
 use pipe::Piped;
 use serde_json::Value;
@@ -59,7 +58,7 @@ const TOOLS_LIST: &str = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\
 const KIB: usize = 1024;
 const MIB: u64 = 1024 * 1024;
 /// The examples `build` makes besides the server.
-const EXAMPLES: [&str; 3] = ["floor", "process-floor", "projection"];
+const EXAMPLES: [&str; 2] = ["floor", "process-floor"];
 
 struct Options {
     quick: bool,
@@ -77,7 +76,6 @@ struct Counts {
     tool_calls: usize,
     memory_calls: usize,
     callgrind_calls: usize,
-    projection_rounds: usize,
 }
 
 /// One line of the closing table.
@@ -99,7 +97,6 @@ fn main() {
             tool_calls: 200,
             memory_calls: 10_000,
             callgrind_calls: 20,
-            projection_rounds: 20,
         }
     } else {
         Counts {
@@ -110,7 +107,6 @@ fn main() {
             tool_calls: 1000,
             memory_calls: 10_000,
             callgrind_calls: 100,
-            projection_rounds: 100,
         }
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -120,9 +116,8 @@ fn main() {
     let release = release_dir();
     let server = options.server.clone().unwrap_or_else(|| release.join("resmon-mcp"));
     let example = |name: &str| release.join("examples").join(name);
-    let (floor, process_floor, projection) =
-        (example("floor"), example("process-floor"), example("projection"));
-    for binary in [&server, &floor, &process_floor, &projection] {
+    let (floor, process_floor) = (example("floor"), example("process-floor"));
+    for binary in [&server, &floor, &process_floor] {
         if !binary.is_file() {
             eprintln!(
                 "bench: {} is missing; run `cargo build --release --bins --examples`",
@@ -145,7 +140,6 @@ fn main() {
         server,
         floor,
         process_floor,
-        projection,
         home,
         short: Fake::of(&fake),
         realistic: Fake::of(&realistic),
@@ -167,7 +161,6 @@ fn main() {
     calls_against_floor(&rig, &counts);
     memory(&rig, &counts, &mut targets);
     instructions(&rig, &counts);
-    projections(&rig, &counts);
     context(&rig, &mut targets);
     binary_size(&rig, &mut targets);
 
@@ -216,9 +209,9 @@ fn parse_options() -> Options {
 /// `cargo run --release --example bench` is the only step.
 ///
 /// The server is built in a cargo run of its own: a run that also builds
-/// examples turns on the dev-dependencies' features (serde_json's
-/// `raw_value`, for the projection example), and the server measured must
-/// be the one `cargo build --release` gives.
+/// examples turns on the dev-dependencies, whose features cargo may add to
+/// the crates the server shares with them, and the server measured must be
+/// the one `cargo build --release` gives.
 fn build(root: &Path, server: bool) {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut runs = Vec::new();
@@ -268,7 +261,6 @@ struct Rig<'a> {
     floor: PathBuf,
     /// The process floor: one canned line per line read.
     process_floor: PathBuf,
-    projection: PathBuf,
     home: PathBuf,
     /// The fake serving the short fixture corpus, which every figure but the
     /// realistic calls' is taken on.
@@ -592,7 +584,7 @@ impl HttpFloor {
 }
 
 /// `health` in a warm session against ping on the same session plus one
-/// keep-alive GET of /api/health made here (issue 6's figure). The three
+/// keep-alive GET of /api/health made here (the per-call target). The three
 /// alternate call by call, in a rotating order.
 fn per_call(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
     println!(
@@ -661,7 +653,7 @@ fn per_call(rig: &Rig, counts: &Counts, targets: &mut Vec<Target>) {
 }
 
 /// Each measured call in a warm server session against the same call in a
-/// warm floor session, alternating call by call. No target: the issue-6
+/// warm floor session, alternating call by call. No target: the health
 /// figure above is the per-call target; this one says what each tool costs
 /// over a server that only relays resmon's body.
 fn calls_against_floor(rig: &Rig, counts: &Counts) {
@@ -988,114 +980,6 @@ fn instructions(rig: &Rig, counts: &Counts) {
     let ping = (get("server_ping") - get("server_health_1")) / k as u64;
     println!("  {:<w$} {ping:>9}", "ping (no HTTP)", w = LABEL_WIDTH);
     println!();
-}
-
-// ================================================================ projection
-
-/// What a typed serde projection of resmon's rows would cost against
-/// walking a `serde_json::Value` as the handlers did at this branch's base:
-/// `examples/projection.rs` does each on the body resmon answered, and each
-/// must give the server's own answer byte for byte (so the typed path is a
-/// drop-in) before its instructions are counted.
-fn projections(rig: &Rig, counts: &Counts) {
-    println!("== projection: parsing resmon's body and shaping the answer, Value tree vs typed serde");
-    if !valgrind_present() {
-        println!("  valgrind is not installed: skipped");
-        println!();
-        return;
-    }
-    let dir = rig.work.join("projection");
-    std::fs::create_dir_all(&dir).expect("create the projection dir");
-    let n = counts.projection_rounds;
-    println!("  per answer, mean of {n} more rounds (callgrind):");
-    println!(
-        "  {:<w$} {:>8} {:>9} {:>14} {:>9}   saved by typed",
-        "",
-        "body",
-        "Value",
-        "typed→Value",
-        "typed",
-        w = LABEL_WIDTH
-    );
-    for (id, call) in CALLS.iter().enumerate() {
-        let mut server = rig.initialized(Who::Server, call.corpus);
-        let answer = server.round_trip(&call.line(500 + id)).to_string();
-        assert!(server.finish().success());
-        let message: Value = serde_json::from_str(&answer).expect("a JSON answer");
-        let text = message["result"]["content"][0]["text"].as_str().expect("a text content").to_string();
-        let body = HttpFloor::new(rig.fake(call.corpus).backend).raw(call);
-        let body_file = dir.join(format!("{}.body", call.key));
-        std::fs::write(&body_file, &body).expect("write the body");
-        let body_path = body_file.display().to_string();
-        let mut per = Vec::new();
-        // get_execution's answer is resmon's row whole, so there is no typed
-        // row to read into a Value: that would be the Value walk again.
-        let ways: &[&str] =
-            if call.tool == "get_execution" { &["value", "typed"] } else { &["value", "mixed", "typed"] };
-        let mut mismatch = None;
-        for how in ways {
-            let run = |rounds: usize| {
-                let rounds = rounds.to_string();
-                let args = [*how, call.tool, body_path.as_str(), rounds.as_str(), call.arguments];
-                let name = format!("projection_{how}_{}_{rounds}", call.key);
-                // The projection makes no request; the corpus only sets its env.
-                callgrind(rig, &rig.projection, &args, &name, "", Corpus::Short)
-                    .unwrap_or_else(|| panic!("projection {how} {} failed under callgrind", call.label))
-            };
-            let (one, output) = run(1);
-            let output = output.trim_end();
-            if output != text {
-                let at = output.bytes().zip(text.bytes()).take_while(|(a, b)| a == b).count();
-                mismatch = Some((*how, at));
-                break;
-            }
-            let (more, _) = run(1 + n);
-            per.push((more - one) / n as u64);
-        }
-        if let Some((how, at)) = mismatch {
-            // A path no longer gives what the server answers: its copy of
-            // the handler in examples/projection.rs is out of date, or the
-            // server measured is another build (--server).
-            println!(
-                "  {:<w$} MISMATCH: the {how} path differs from the server's answer at byte {at}; skipped",
-                call.label,
-                w = LABEL_WIDTH
-            );
-            continue;
-        }
-        let (value, typed) = (per[0], per[per.len() - 1]);
-        let mixed = if per.len() == 3 { per[1].to_string() } else { "-".into() };
-        println!(
-            "  {:<w$} {:>6} B {value:>9} {mixed:>14} {typed:>9}   {:>5.0} %",
-            call.label,
-            body.len(),
-            100.0 * (1.0 - typed as f64 / value as f64),
-            w = LABEL_WIDTH
-        );
-    }
-    println!();
-}
-
-impl HttpFloor {
-    /// The body resmon answers for `call`'s exchange.
-    fn raw(&self, call: &Call) -> Vec<u8> {
-        let url = self.url.replace("/api/health", call.path);
-        let request = |agent: &ureq::Agent| {
-            if call.method == "POST" {
-                agent
-                    .post(&url)
-                    .header("Host", &self.host)
-                    .header("Authorization", &self.authorization)
-                    .header("Content-Type", "application/json")
-                    .send(call.body.unwrap_or("{}").as_bytes())
-            } else {
-                agent.get(&url).header("Host", &self.host).header("Authorization", &self.authorization).call()
-            }
-        };
-        let mut response = request(&self.agent).expect("the call's exchange");
-        assert_eq!(response.status().as_u16(), 200, "{} {}", call.method, call.path);
-        response.body_mut().read_to_vec().expect("read the body")
-    }
 }
 
 // ================================================================ context

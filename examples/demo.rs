@@ -1,4 +1,5 @@
-//! A first try of resmon-mcp without resmon (issue 13 §3):
+//! A first try of resmon-mcp without resmon (README.md, "Try it without
+//! resmon"):
 //!
 //!     cargo run --release --example demo
 //!

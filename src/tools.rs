@@ -11,8 +11,7 @@ mod corpus;
 mod executions;
 mod exports;
 mod insight;
-// Public so that examples/projection.rs measures with the server's own reader.
-pub mod loose;
+mod loose;
 mod papers;
 mod profiles;
 mod routines;

@@ -22,8 +22,8 @@ pub struct Call {
 }
 
 /// The first three are measured on the short fixture corpus, as they have
-/// been since issue 14 began, so their figures compare across commits; its
-/// `search_corpus` page is the query "synthetic", which all 34 papers match
+/// been since per-call counts were first taken, so their figures compare
+/// across commits; its `search_corpus` page is the query "synthetic", which all 34 papers match
 /// (their titles start with "Synthetic"). The last two are the pages
 /// contract-notes 24 measures on: the first page of 25 of a query matching
 /// at least 25 papers of the realistic slice ("learning" matches 70 of its

@@ -38,7 +38,7 @@ use serde::de::{Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAcces
 /// A JSON value read for its scalar: strings borrow from the body unless
 /// they had escapes; arrays and objects are consumed unbuilt as `Other`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Scalar<'a> {
+pub(crate) enum Scalar<'a> {
     Str(Cow<'a, str>),
     I64(i64),
     U64(u64),
@@ -48,12 +48,12 @@ pub enum Scalar<'a> {
 }
 
 impl Scalar<'_> {
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         if let Scalar::Str(text) = self { Some(text) } else { None }
     }
 
     /// As `Value::as_i64`: an integer that fits.
-    pub fn as_i64(&self) -> Option<i64> {
+    pub(crate) fn as_i64(&self) -> Option<i64> {
         match self {
             Scalar::I64(n) => Some(*n),
             Scalar::U64(n) => i64::try_from(*n).ok(),
@@ -62,7 +62,7 @@ impl Scalar<'_> {
     }
 
     /// As `Value::as_f64`: any number.
-    pub fn as_f64(&self) -> Option<f64> {
+    pub(crate) fn as_f64(&self) -> Option<f64> {
         match self {
             Scalar::I64(n) => Some(*n as f64),
             Scalar::U64(n) => Some(*n as f64),
@@ -71,18 +71,18 @@ impl Scalar<'_> {
         }
     }
 
-    pub fn as_bool(&self) -> Option<bool> {
+    pub(crate) fn as_bool(&self) -> Option<bool> {
         if let Scalar::Bool(flag) = self { Some(*flag) } else { None }
     }
 
     /// As `Value::is_i64() || is_u64()`: the kind `backend::Kind::Integer` holds.
-    pub fn is_integer(&self) -> bool {
+    pub(crate) fn is_integer(&self) -> bool {
         matches!(self, Scalar::I64(_) | Scalar::U64(_))
     }
 }
 
 /// The text of an optional scalar field, if it is a string.
-pub fn text<'r>(field: &'r Option<Scalar<'_>>) -> Option<&'r str> {
+pub(crate) fn text<'r>(field: &'r Option<Scalar<'_>>) -> Option<&'r str> {
     field.as_ref().and_then(Scalar::as_str)
 }
 
@@ -139,7 +139,7 @@ impl<'de> Deserialize<'de> for Scalar<'de> {
 
 /// An object key, borrowed from the body unless it had escapes. JSON keys
 /// are always strings; anything else reads as a key no row names.
-pub struct Key<'a>(pub Cow<'a, str>);
+pub(crate) struct Key<'a>(pub(crate) Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -229,9 +229,9 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for Window<T> {
 
 /// Hands an object or an array to `visitor` and answers `otherwise()` for
 /// any other JSON value, consuming it: the loose reading's one fallback.
-pub struct OrElse<V, F> {
-    pub visitor: V,
-    pub otherwise: F,
+pub(crate) struct OrElse<V, F> {
+    pub(crate) visitor: V,
+    pub(crate) otherwise: F,
 }
 
 impl<'de, V, F> Visitor<'de> for OrElse<V, F>
@@ -277,20 +277,15 @@ where
 
 /// The default `visit_seq` of a visitor that reads objects only: an array
 /// where a row was expected is consumed and reads as an empty row.
-pub fn drain_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
+pub(crate) fn drain_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
     while seq.next_element::<IgnoredAny>()?.is_some() {}
     Ok(())
 }
 
-pub fn drain_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
+pub(crate) fn drain_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
     while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
     Ok(())
 }
-
-/// serde as the macro names it, so that a crate expanding `loose_row!`
-/// (the projection example) needs no serde of its own to match ours.
-#[doc(hidden)]
-pub use serde as __serde;
 
 /// A row read from a JSON object by field name. Every field is an
 /// `Option`: absent, null, and (for `Scalar` fields) of a kind the field's
@@ -298,12 +293,9 @@ pub use serde as __serde;
 /// gives. A value that is not an object reads as a row with every field
 /// absent and `is_object` false.
 ///
-/// Exported so that examples/projection.rs measures with this reader: the
-/// row and its fields are `pub(crate)` of the crate that expands the macro,
-/// and serde and this module are named through `$crate`, so that crate
-/// needs no serde of its own. `Result` is spelled out in full because a
-/// crate may have its own.
-#[macro_export]
+/// The macro names this module's helpers by their full path and `Result`
+/// in full, so that a row declared in any module of the crate expands
+/// alike, whatever that module imports.
 macro_rules! loose_row {
     ($(#[$meta:meta])* $name:ident { $($(#[$field_meta:meta])* $field:ident: $ty:ty),* $(,)? }) => {
         $(#[$meta])*
@@ -317,17 +309,17 @@ macro_rules! loose_row {
             _body: ::std::marker::PhantomData<&'a ()>,
         }
 
-        impl<'de> $crate::tools::loose::__serde::Deserialize<'de> for $name<'de> {
-            fn deserialize<D: $crate::tools::loose::__serde::Deserializer<'de>>(
+        impl<'de> ::serde::Deserialize<'de> for $name<'de> {
+            fn deserialize<D: ::serde::Deserializer<'de>>(
                 deserializer: D,
             ) -> ::std::result::Result<Self, D::Error> {
                 struct Fields;
-                impl<'de> $crate::tools::loose::__serde::de::Visitor<'de> for Fields {
+                impl<'de> ::serde::de::Visitor<'de> for Fields {
                     type Value = $name<'de>;
                     fn expecting(&self, f: &mut ::std::fmt::Formatter) -> ::std::fmt::Result {
                         f.write_str(concat!("an object (", stringify!($name), ")"))
                     }
-                    fn visit_map<A: $crate::tools::loose::__serde::de::MapAccess<'de>>(
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(
                         self,
                         mut map: A,
                     ) -> ::std::result::Result<$name<'de>, A::Error> {
@@ -336,13 +328,13 @@ macro_rules! loose_row {
                             match key.as_ref() {
                                 $(stringify!($field) => row.$field = map.next_value()?,)*
                                 _ => {
-                                    map.next_value::<$crate::tools::loose::__serde::de::IgnoredAny>()?;
+                                    map.next_value::<::serde::de::IgnoredAny>()?;
                                 }
                             }
                         }
                         Ok(row)
                     }
-                    fn visit_seq<A: $crate::tools::loose::__serde::de::SeqAccess<'de>>(
+                    fn visit_seq<A: ::serde::de::SeqAccess<'de>>(
                         self,
                         seq: A,
                     ) -> ::std::result::Result<$name<'de>, A::Error> {
@@ -358,9 +350,8 @@ macro_rules! loose_row {
     };
 }
 
-// The crate's own rows name the macro through this module, as before it
-// was exported.
-pub(crate) use crate::loose_row;
+// Rows elsewhere in the crate name the macro through this module.
+pub(crate) use loose_row;
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The MCP Bundle, built and launched as a bundle host launches it (issue 16):
+# The MCP Bundle, built and launched as a bundle host launches it
+# (docs/packaging.md, "How it is tested"):
 #
 #   bash tests/bundle/run.sh
 #

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Real MCP clients against resmon-mcp (issue 5 §3). Run from anywhere:
+# Real MCP clients against resmon-mcp: each pinned client connects, lists,
+# calls and reads errors through its own API, in both eras. Run from anywhere:
 #
 #   bash tests/clients/run.sh
 #

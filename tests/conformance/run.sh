@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite against resmon-mcp, in both protocol
-# eras (issue 18). Run from anywhere:
+# eras (docs/conformance.md). Run from anywhere:
 #
 #   bash tests/conformance/run.sh
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Cross-target check (issue 16): the server, its tests and examples must
-# compile for Windows and macOS, so that a unix-only API cannot slip in
-# unguarded. Run from anywhere:
+# Cross-target check (docs/packaging.md, "How it is tested"): the server,
+# its tests and examples must compile for Windows and macOS, so that a
+# unix-only API cannot slip in unguarded. Run from anywhere:
 #
 #   bash tests/cross/run.sh
 #

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Fuzz-crate check (issue 12 §5). fuzz/ is a workspace of its own that the
-# root build never compiles, so a change to the library's API could break
-# the fuzz targets without anyone noticing. This stage compiles them on the
+# Fuzz-crate check (docs/fuzzing.md, "Fuzzing (cargo-fuzz, nightly)").
+# fuzz/ is a workspace of its own that the root build never compiles, so a
+# change to the library's API could break the fuzz targets without anyone
+# noticing. This stage compiles them on the
 # stable toolchain, against the fuzz crate's own lock, warnings denied, and
 # checks their formatting. Run from anywhere:
 #

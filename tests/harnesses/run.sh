@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Agent harnesses against resmon-mcp, each with a loopback stand-in for its
-# model's API so that the harness's own loop makes the MCP calls (issue 19):
+# model's API so that the harness's own loop makes the MCP calls
+# (docs/setup.md, "What the harnesses do with the tools"):
 #
 #   bash tests/harnesses/run.sh
 #

@@ -1,7 +1,8 @@
-//! Discovery's edge cases through the real binary (issue 20, issue 10 §5 and
-//! §10): what is at a path is named before it is opened, and nothing blocks;
-//! quoted values, an empty RESMON_PORT and files as Windows editors save them
-//! are answered with what they are; `call <tool> -` reads stdin.
+//! Discovery's edge cases through the real binary (contract-notes 1 and 2;
+//! docs/setup.md, "Windows"): what is at a path is named before it is
+//! opened, and nothing blocks; quoted values, an empty RESMON_PORT and files
+//! as Windows editors save them are answered with what they are;
+//! `call <tool> -` reads stdin.
 //!
 //! The Windows-only answers (a directory opened as a file, a file held open
 //! by another program, `Z:\` paths, `%LOCALAPPDATA%`) are covered by the Wine

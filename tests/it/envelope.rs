@@ -1,5 +1,6 @@
 //! The era a request is served in follows its own `params._meta`, and each
-//! era's required parameters are checked for presence and type (issue 18).
+//! era's required parameters are checked for presence and type
+//! (src/protocol/envelope.rs; docs/conformance.md).
 //! Everything goes through the real binary over stdio, with no backend named.
 
 use serde_json::{Value, json};

@@ -1,5 +1,6 @@
 //! Every tool against every fault the fake backend can produce, and recovery
-//! after the backend restarts elsewhere (issue 7 §1-§2).
+//! after the backend restarts elsewhere (docs/fuzzing.md, "The fault matrix";
+//! contract-notes 15 and 16).
 //!
 //! The matrix is one table-driven test: one row per (fault, tool), faults
 //! applied after discovery succeeded (health is called first so the instance

@@ -1,6 +1,6 @@
-//! Hostile stdin (issue 7 §3): a 100 MB line, odd bytes and shapes, ids of
-//! every JSON type, arguments of the wrong type for every parameter of every
-//! tool, and a seeded randomised run of mutated lines through the line
+//! Hostile stdin (docs/fuzzing.md): a 100 MB line, odd bytes and shapes,
+//! ids of every JSON type, arguments of the wrong type for every parameter
+//! of every tool, and a seeded randomised run of mutated lines through the line
 //! handler in-process. Also keeps the fuzz seed corpus (fuzz/seeds/) in step
 //! with the traffic it is drawn from, and holds the regression tests of the
 //! fuzzing findings (docs/fuzzing.md).

@@ -1,4 +1,4 @@
-//! The MCP protocol rules of both eras (issue 2 §2), with no backend named:
+//! The MCP protocol rules of both eras (src/protocol.rs), with no backend named:
 //! every tool call here must come back as a structured refusal, and the
 //! session must survive everything.
 

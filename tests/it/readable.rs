@@ -1,4 +1,5 @@
-//! What harnesses need from the server beyond the protocol (issue 19):
+//! What harnesses need from the server beyond the protocol (docs/setup.md,
+//! "What the model reads"):
 //! every error code reaches a client as a plain sentence followed by the
 //! error object (contract-notes 21), keys that a harness adds to every tool
 //! are accepted and change nothing, and `--check` states the per-call bound.

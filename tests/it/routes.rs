@@ -1,5 +1,5 @@
 //! Route resolution and the contract's counts (contract 1.0 "Route
-//! resolution"; issue 5 §1): every address the 25 tools send resolves
+//! resolution"): every address the 25 tools send resolves
 //! against the route table in fixtures/routes.json, none is excluded
 //! ("Excluded on purpose"), none deletes, no settings group outside the six
 //! is reached, and the distinct method-and-path pairs number exactly the

@@ -1,6 +1,6 @@
-//! Many calls in one session (issue 7 §5): resident memory and open file
-//! descriptors stay flat from the 1 000th call to the last, and no call
-//! fails unless a fault was injected into it.
+//! Many calls in one session (docs/fuzzing.md, "The soak"): resident memory
+//! and open file descriptors stay flat from the 1 000th call to the last,
+//! and no call fails unless a fault was injected into it.
 //!
 //! CI runs 3 000 calls. The full soak is the same test with more calls:
 //! `RESMON_SOAK_CALLS=100000 cargo test --release --test it soak -- --nocapture`

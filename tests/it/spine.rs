@@ -1,5 +1,6 @@
 //! Discovery, the HTTP client's rules, the error model, `health`, and the
-//! command line, against the fake backend (issue 2 §3-§9).
+//! command line, against the fake backend (contract 1.0 "Port discovery",
+//! "The local API token", "Error model"; contract-notes 1-5).
 
 use std::time::{Duration, Instant};
 

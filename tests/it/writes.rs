@@ -1,6 +1,6 @@
-//! The seven write tools, read-only sessions and the settings guards (issue
-//! 4; contract 1.0 "Tools › Write", "Safety", "A read-only session", "The
-//! settings update_settings may change"; contract-notess 7, 11-13). The
+//! The seven write tools, read-only sessions and the settings guards
+//! (contract 1.0 "Tools › Write", "Safety", "A read-only session", "The
+//! settings update_settings may change"; contract-notes 7, 11-13). The
 //! routes no tool may reach ("Excluded on purpose") are routes.rs's.
 //!
 //! Every refusal is checked against the fake's request log: a guard that

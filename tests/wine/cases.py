@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The Windows .exe under Wine, tried as a Windows user would (issue 20).
+"""The Windows .exe under Wine, tried as a Windows user would
+(docs/setup.md, "Windows").
 
 Started by tests/wine/run.sh inside a loopback-only network namespace, with
 the paths it built in WINE_STAGE_* variables. Each case prints one PASS or

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Windows build, run for real: the x86_64-pc-windows-gnu .exe under Wine
-# against the fake backend, tried the way a Windows user would (issue 20).
+# against the fake backend, tried the way a Windows user would
+# (docs/setup.md, "Windows").
 #
 # Installs what it needs (Debian's wine, wine64 and the MinGW compiler, and
 # the Rust target), builds the .exe, then runs tests/wine/cases.py inside a
