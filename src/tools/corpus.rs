@@ -41,7 +41,9 @@ pub(crate) const FIND_SIMILAR: Tool = Tool {
     description: "Stored papers nearest in meaning to one paper, closest first. An empty list carries \
         `reason`; it does not alone mean nothing is similar.",
     always_load: false,
-    search_hint: "similar related like this paper articles nearest neighbours more recommend",
+    search_hint: "related papers articles studies work like this one more like it nearest \
+        neighbours neighbors closest resembling comparable recommend recommended \
+        recommendations suggest suggestions same topic",
     input_schema: similar_input,
     output_schema: similar_output,
     requires_confirmation: false,
@@ -57,7 +59,10 @@ pub(crate) const EXPLAIN_MATCH: Tool = Tool {
     description: "Which keywords a stored paper matches and where, resmon's verdict, and \
         what_resmon_cannot_see (relay it). No match is normal for relevance-ranked sources.",
     always_load: false,
-    search_hint: "why matched reason relevance keywords hit matching evidence",
+    search_hint: "why reason reasons explain explanation matched matching hit hits relevance \
+        relevant keywords keyword terms triggered flagged caught included picked showed \
+        up appear appears appeared evidence justification highlighted this paper article \
+        results",
     input_schema: doc_input,
     output_schema: why_output,
     requires_confirmation: false,
@@ -73,7 +78,10 @@ pub(crate) const GET_PAPER_LIFECYCLE: Tool = Tool {
     description: "A stored paper's retraction, preprint-to-published and version events with notice \
         links. checked_at null: never checked, so no events proves nothing.",
     always_load: false,
-    search_hint: "retracted retraction withdrawn correction erratum published journal version versions preprint updates",
+    search_hint: "is been retracted retraction retract retractions withdrawn withdrawal pulled \
+        corrected correction corrections erratum errata concern published journal peer \
+        reviewed version versions preprint updated updates history still valid study \
+        article",
     input_schema: doc_input,
     output_schema: lifecycle_output,
     requires_confirmation: false,

@@ -82,7 +82,10 @@ pub(crate) const GET_SEARCH_RECORD: Tool = Tool {
     description: "A run's PRISMA-style record. search.queries_as_sent: what each source's requests \
         carried (null for old runs); search.query_as_sent: the terms as typed.",
     always_load: false,
-    search_hint: "queries sent search string strategy terms prisma methods reproducible reproducibility audit trail documentation each source",
+    search_hint: "queries query sent went submitted string strategy terms exact typed syntax \
+        boolean prisma systematic review methods section protocol reproducible \
+        reproducibility replicate audit trail documentation documented log each source \
+        per database",
     input_schema: exec_input,
     output_schema: record_output,
     requires_confirmation: false,

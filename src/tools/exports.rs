@@ -13,7 +13,9 @@ pub(crate) const EXPORT_REFERENCES: Tool = Tool {
     description: "References of one run (exec_id) or of chosen papers (doc_ids), exactly one of \
         the two, as a bibtex, ris, csv or json file in `text`.",
     always_load: false,
-    search_hint: "export bibtex ris csv citations bibliography zotero endnote mendeley download file reference cite papers save",
+    search_hint: "bibtex bib ris csv json citations citation cite citing bibliography \
+        bibliographies zotero endnote mendeley reference manager download file save \
+        papers import last run runs",
     input_schema: export_input,
     output_schema: export_output,
     requires_confirmation: false,

@@ -14,7 +14,10 @@ pub(crate) const GET_ANALYTICS: Tool = Tool {
     description: "One resmon analytics view as `data`; derived numbers stay null until `sufficient` \
         is true (insufficient_reason says why).",
     always_load: false,
-    search_hint: "statistics stats trends trend volume over time how many count counts per month year chart numbers growth dashboard discovery lag overview",
+    search_hint: "statistics stats trends trend volume over time how many number count counts per \
+        day week month year monthly histogram chart graph plot numbers growth breakdown \
+        distribution summary totals metrics rate dashboard discovery lag overview \
+        collection",
     input_schema: analytics_input,
     output_schema: analytics_output,
     requires_confirmation: false,
@@ -30,7 +33,10 @@ pub(crate) const GET_WATCHDOG_FINDINGS: Tool = Tool {
     description: "Problems resmon sees in sources and routines. Only severity broken and unusual are \
         alarms (not advice, withdrawn or unknown ones). Relay what_to_do and not_enough_data.",
     always_load: false,
-    search_hint: "problems issues warnings alerts anomalies broken failing healthy check diagnostics stopped silent",
+    search_hint: "is anything something problems problem issues issue wrong warnings warning \
+        alarms anomalies anomaly broken failing failures errors health healthy unhealthy \
+        ok okay working properly fine check checkup diagnostics diagnose troubleshoot \
+        stopped silent quiet dead stale routines sources",
     input_schema: watchdog_input,
     output_schema: watchdog_output,
     requires_confirmation: false,

@@ -22,7 +22,9 @@ pub(crate) const LIST_WATCH_PROFILES: Tool = Tool {
     description: "Watched people, institutions and groups. basis_warning, when resmon gives one, \
         says matches may rest on a name alone: repeat it when summarizing.",
     always_load: false,
-    search_hint: "people authors researchers scientists institutions labs groups followed tracked following watching",
+    search_hint: "who people person authors researchers scientists colleagues institutions \
+        universities labs groups teams departments follow followed following tracked \
+        tracking watched watching watchlist",
     input_schema: list_input,
     output_schema: list_output,
     requires_confirmation: false,
@@ -38,7 +40,9 @@ pub(crate) const GET_WATCH_PROFILE: Tool = Tool {
     description: "One watch profile whole, with its match total, the count per basis and what each \
         basis means.",
     always_load: false,
-    search_hint: "person author researcher details orcid aliases match counts basis",
+    search_hint: "one person author researcher details detail orcid identifier aliases alias names \
+        spellings affiliation match counts how many matches total basis confidence \
+        certain evidence name only",
     input_schema: get_input,
     output_schema: get_output,
     requires_confirmation: false,
@@ -54,7 +58,10 @@ pub(crate) const GET_PROFILE_MATCHES: Tool = Tool {
     description: "A profile's matched papers, newest first, with basis, matched_author and evidence. \
         name_only: the name is on the paper, which may not be this person's.",
     always_load: false,
-    search_hint: "papers publications by author researcher person scientist colleague published wrote their work lately follow followed",
+    search_hint: "papers publications articles works output by author authored researcher person \
+        someone scientist colleague professor dr publish published publishing write \
+        writes wrote written their his her latest recent recently lately new follow \
+        followed",
     input_schema: matches_input,
     output_schema: matches_output,
     requires_confirmation: false,

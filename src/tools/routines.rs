@@ -23,7 +23,8 @@ pub(crate) const LIST_ROUTINES: Tool = Tool {
     description: "Saved scheduled searches: schedule, sources, keywords, is_active, last run, \
         missed_fires (fires due while resmon was closed).",
     always_load: false,
-    search_hint: "saved searches alerts subscriptions scheduled monitoring topics keywords active",
+    search_hint: "alert alerts saved searches subscriptions feeds scheduled recurring monitoring \
+        monitored topics keywords queries active inactive enabled missed overview",
     input_schema: list_input,
     output_schema: list_output,
     requires_confirmation: false,
@@ -39,7 +40,10 @@ pub(crate) const GET_ROUTINE: Tool = Tool {
     description: "One routine whole, with missed fires, an audit of results against its intent \
         (counts are totals) and delivery: destinations per channel, last delivery's state.",
     always_load: false,
-    search_hint: "routine details schedule delivery email slack digest destinations missed fires audit",
+    search_hint: "alert details of one schedule when next where cron delivery deliver delivered \
+        send sends email emails slack webhook digest notification destinations channel \
+        missed fires skipped laptop computer closed asleep off audit intent \
+        configuration config",
     input_schema: get_input,
     output_schema: get_output,
     requires_confirmation: false,

@@ -21,7 +21,9 @@ pub(crate) const UPDATE_SETTINGS: Tool = Tool {
     description: "Changes settings in one group (only the 20 keys named under `settings`) and \
         answers with a before/after diff.",
     always_load: false,
-    search_hint: "change configure preferences options embedding model email smtp notifications ai assistant storage archive pdf",
+    search_hint: "change changing configure configuration config preferences preference options \
+        option embedding embeddings model models llm provider email address smtp mail \
+        notifications notification ai assistant storage archive pdf folder directory",
     input_schema: update_settings_input,
     output_schema: update_settings_output,
     requires_confirmation: true,

@@ -14,7 +14,9 @@ pub(crate) const LIST_SOURCES: Tool = Tool {
     description: "Searchable sources: slug (for `sources`), name, coverage, whether a key is needed, \
         and the stored key's status by alias (never its value).",
     always_load: false,
-    search_hint: "which databases search sources repositories arxiv biorxiv medrxiv pubmed crossref openalex supported available api key keys credentials",
+    search_hint: "databases database which can search searchable sites services providers indexes \
+        coverage cover covers covered supported support available offer api key keys \
+        token credentials arxiv biorxiv medrxiv pubmed crossref openalex",
     input_schema: sources_input,
     output_schema: sources_output,
     requires_confirmation: false,

@@ -24,7 +24,9 @@ pub(crate) const CREATE_ROUTINE: Tool = Tool {
     description: "Saves a recurring search (with entity: a watch on a person), inactive until \
         activate_routine. Repeat any entity_warning.",
     always_load: false,
-    search_hint: "new alert set up schedule weekly daily recurring subscribe saved search keyword topic",
+    search_hint: "new alert alerts set up setup schedule scheduled weekly daily monthly every day \
+        week month recurring repeating regular automatic subscribe subscription saved \
+        search keyword keywords topic topics notify me monitor papers make",
     input_schema: create_routine_input,
     output_schema: create_routine_output,
     requires_confirmation: true,
@@ -43,7 +45,8 @@ pub(crate) const CREATE_WATCH_PROFILE: Tool = Tool {
     description: "Saves a person to watch. Without an ORCID no match rests on an identifier: repeat \
         basis_warning. Its id is create_routine's entity.profile_id.",
     always_load: false,
-    search_hint: "follow track watch add author researcher person scientist colleague orcid",
+    search_hint: "follow track tracking start watch add new author researcher person someone \
+        scientist colleague professor lab group institution orcid",
     input_schema: create_watch_profile_input,
     output_schema: create_watch_profile_output,
     requires_confirmation: true,
@@ -59,7 +62,9 @@ pub(crate) const ACTIVATE_ROUTINE: Tool = Tool {
     description: "Puts a routine on this machine's schedule: from now on it runs by itself. Safe to \
         repeat.",
     always_load: false,
-    search_hint: "turn on enable resume start schedule scheduling automatic unpause reactivate switch",
+    search_hint: "alert alerts turn on enable enabled resume restart start paused schedule \
+        scheduling scheduled automatic automatically unpause reactivate re-enable switch \
+        live again back",
     input_schema: routine_id_input,
     output_schema: switch_output,
     requires_confirmation: true,
@@ -76,7 +81,9 @@ pub(crate) const DEACTIVATE_ROUTINE: Tool = Tool {
     description: "Takes a routine off the schedule, deleting nothing; run_routine still runs it on \
         request. Safe to repeat.",
     always_load: false,
-    search_hint: "turn off disable pause stop unschedule switch mute daily weekly alert alerts",
+    search_hint: "alert alerts turn off disable disabled pause stop stopping halt suspend \
+        unschedule unscheduled switch mute silence cancel no longer anymore \
+        automatically unsubscribe daily weekly",
     input_schema: routine_id_input,
     output_schema: switch_output,
     requires_confirmation: true,

@@ -19,7 +19,9 @@ pub(crate) const RUN_SWEEP: Tool = Tool {
     description: "Searches the named sources now, adding new papers to the corpus; returns execution_id \
         at once for get_execution. A run may end `interrupted` (app closed mid-run), not `failed`.",
     always_load: false,
-    search_hint: "search now one-off ad hoc immediately fetch new papers arxiv pubmed sources right away",
+    search_hint: "search now one-off one off ad hoc immediately right away today fetch pull grab \
+        harvest new latest papers arxiv pubmed biorxiv sources manual manually once \
+        refresh",
     input_schema: run_sweep_input,
     output_schema: run_sweep_output,
     requires_confirmation: true,
@@ -37,7 +39,8 @@ pub(crate) const RUN_ROUTINE: Tool = Tool {
     description: "Runs a saved routine now, even if inactive. Read `queued` first: true means resmon \
         is at its run limit and starts it itself later (execution_id null).",
     always_load: false,
-    search_hint: "trigger start now manually immediately",
+    search_hint: "alert alerts saved search trigger start now manually manual immediately right \
+        away kick off launch fire execute rerun re-run again force on demand",
     input_schema: run_routine_input,
     output_schema: run_routine_output,
     requires_confirmation: true,

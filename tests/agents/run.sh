@@ -21,7 +21,8 @@
 #                     commands: listed, run (prompts/get, the text as the
 #                     person's message, the calls it names), refused;
 #   - toolsearch.py   Claude Code's own ToolSearch asked the search words of
-#                     tests/findability/questions.json (found / first figures);
+#                     tests/findability/questions.json (found / first figures),
+#                     and of the held-out lists (a report each);
 #   - codex.py        app-server's tool list, exec's loop, approvals, and a
 #                     NOTE of whether it shows MCP prompts.
 # Needs root (or the right to make a network namespace), cargo, rustc,
@@ -119,7 +120,8 @@ else
         --server "$server" --fake "$fake" --calls "$calls"
     stage_run toolsearch 240 --isolated python3 "$here/toolsearch.py" --claude "$claude" \
         --server "$server" --fake "$fake" --questions "$root/tests/findability/questions.json" \
-        --held-out "$root/tests/findability/held-out.json"
+        --held-out "$root/tests/findability/held-out.json" \
+        --held-out "$root/tests/findability/held-out-2.json"
 fi
 if [ "$node_ready" -eq 0 ] || [ ! -x "$codex" ]; then
     setup_fail "codex did not run: $codex is not installed"

@@ -4,9 +4,10 @@ tests/findability/questions.json (a JSON array of {"words", "tools"}), with
 of ToolSearch calls, and it reads back the `tool_reference` blocks Claude
 Code returns, which is exactly what a model is shown. Standard library only.
 Run inside a network namespace that holds only loopback (run.sh does).
-With --held-out FILE, a second list in the same form (written after the
-search words were tuned, and never tuned against) is asked too and its
-figures printed beside the first; only the first list's figure can fail.
+With --held-out FILE (given once per list, as often as there are lists),
+each such list in the same form (written apart from the tuning of the
+search words, and never tuned against) is asked too and its figures printed
+beside the first; only the first list's figure can fail.
 
 A question is *found* when a tool that answers it is always-loaded (its
 definition is in the first request, so no search is needed) or among
@@ -21,7 +22,7 @@ measured, not assumed: the list is asked again in reverse order (so every
 query has other neighbours) and a few questions alone in a session of their
 own, and every result must be the same.
 
-Usage: toolsearch.py --claude BIN --server BIN --fake BIN --questions FILE [--held-out FILE]
+Usage: toolsearch.py --claude BIN --server BIN --fake BIN --questions FILE [--held-out FILE ...]
 """
 
 import argparse
@@ -68,7 +69,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     for name in ("claude", "server", "fake", "questions"):
         parser.add_argument(f"--{name}", required=True)
-    parser.add_argument("--held-out")
+    parser.add_argument("--held-out", action="append", default=[])
     args = parser.parse_args()
     tally = Tally("toolsearch")
     started = time.monotonic()
@@ -92,10 +93,11 @@ def exercise(claude: Claude, args, tally: Tally) -> None:
         return
     with open(args.questions) as f:
         questions = json.load(f)
-    held_out = []
-    if args.held_out:
-        with open(args.held_out) as f:
-            held_out = json.load(f)
+    held_outs = []
+    for path in args.held_out:
+        with open(path) as f:
+            held_outs.append((path, json.load(f)))
+    held_out = [q for _, lst in held_outs for q in lst]
     with LoggedFake(args.fake) as fake:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **fake.env}
         surface = Surface(args.server, env)
@@ -141,8 +143,9 @@ def exercise(claude: Claude, args, tally: Tally) -> None:
         tally.check(found_pct >= FOUND_AT_LEAST,
                     f"found {found_pct:.1f} % of the questions (at least {FOUND_AT_LEAST:.0f} %); first {first_pct:.1f} %",
                     f"{misses} of {len(questions)} not found")
-        if held_out:
-            score("held-out questions (a report, not a check)", held_out, results, always)
+        for path, listed in held_outs:
+            score(f"held-out questions of {os.path.basename(path)} (a report, not a check)", listed, results,
+                  always)
 
 
 def score(label: str, questions: list[dict], results: dict[str, list[str]], always: set[str]) -> tuple[float, float, int]:

@@ -23,30 +23,26 @@ MAX_RESULTS = 5
 HINT_PREFIX = 4096  # characters of a searchHint that ToolSearch reads
 MAX_WORDS = 32  # words of a query that ToolSearch reads
 
-# Built-in tools Claude Code 2.1.332 defers in a default session, which share
-# ToolSearch's results with ours: (name, searchHint or "", a sentence standing
-# in for its description). Only their names and a few words of purpose are
-# copied; their real descriptions are longer.
+# Built-in tools Claude Code 2.1.332 defers in a headless (`claude -p`)
+# session, which is what the CI stage runs, and which share ToolSearch's
+# results with ours: (name, its searchHint as the program carries it, a
+# sentence standing in for its description). Their real descriptions are
+# longer (up to 4,096 characters read), so a common word there earns them 2.
 BUILTINS = [
-    ("WebFetch", "", "When you are about to read a public web page, use it."),
-    ("WebSearch", "", "Search the web for current information when answering from memory on something recent."),
-    ("NotebookEdit", "", "Change, add or delete a cell of a Jupyter notebook."),
-    ("EnterPlanMode", "", "Before writing code for a task that is not simple, so that the user approves the approach first."),
-    ("ExitPlanMode", "", "In plan mode, when your plan is ready and you ask whether to proceed."),
-    ("ListMcpResourcesTool", "", "Lists resources the configured MCP servers offer."),
-    ("ReadMcpResourceTool", "", "Read the contents of one resource on an MCP server."),
-    ("TaskStop", "", "Stop a running background task by ID."),
-    ("TodoWrite", "", "Create and manage a structured task list for your coding session."),
-    ("EnterWorktree", "", "When told to work in a worktree and you are about to begin."),
-    ("ExitWorktree", "", "When the user asks to leave a worktree."),
-    ("TaskCreate", "", "Create a task in the task list."),
-    ("TaskGet", "", "Get a task by its id from the task list."),
-    ("TaskUpdate", "", "Update a task in the task list."),
-    ("TaskList", "", "List all tasks in the task list."),
-    ("Monitor", "", "Check a log, process or job again and again to catch each new event."),
-    ("CronCreate", "", "Schedule a prompt to run at a set time or at fixed intervals."),
-    ("CronDelete", "", "Stop a job that was scheduled."),
-    ("CronList", "", "Say which jobs are scheduled or when they next run."),
+    ("CronCreate", "schedule a recurring or one-shot prompt",
+     "Schedule a prompt to run later, once or on a recurring cron schedule."),
+    ("CronDelete", "cancel a scheduled cron job", "Cancel a cron job that was scheduled."),
+    ("CronList", "list active cron jobs", "List all cron jobs that are scheduled."),
+    ("EnterWorktree", "", "Only when told to work in a worktree: creates an isolated git worktree and switches to it."),
+    ("ExitWorktree", "exit a worktree session and return to the original directory",
+     "Leave a worktree session and return to the original working directory."),
+    ("Monitor", "watch, monitor, or keep an eye on a process/log/command or WebSocket - stream each stdout line "
+     "as a live notification", "Start a background monitor that streams events from a long-running script."),
+    ("NotebookEdit", "edit Jupyter notebook cells (.ipynb)", "Replace, insert or delete a cell in a Jupyter notebook."),
+    ("SendMessage", "send messages to agent teammates", "Send a message to another agent."),
+    ("TaskStop", "kill a running background task", "Stops a running background task by its ID."),
+    ("WebFetch", "fetch and extract content from a URL", "Fetches a URL and answers a prompt about the page."),
+    ("WebSearch", "search the web for current information", "Search the web for recent information."),
 ]
 
 
@@ -83,7 +79,9 @@ def candidates(listing):
         )
     for name, hint, description in BUILTINS:
         out.append((name, parse_name(name), description.lower(), hint.lower(), False))
-    return out
+    # Equal scores come out in name order (code-point order, so the built-in
+    # tools' capitals first), as the real ToolSearch's results show.
+    return sorted(out, key=lambda c: c[0])
 
 
 def score(words, parsed, description, hint):
@@ -110,7 +108,7 @@ def score(words, parsed, description, hint):
 
 def search(query, pool, pessimistic_for=()):
     """ToolSearch's keyword results for `query` over the deferred `pool`.
-    Ties keep pool order (JavaScript's sort is stable); with
+    Ties keep pool order (name order; JavaScript's sort is stable); with
     `pessimistic_for`, those names lose every tie instead."""
     words = [w for w in query.strip().lower().split()][:MAX_WORDS]
     required = [w[1:] for w in words if w.startswith("+") and len(w) > 1]
