@@ -41,7 +41,7 @@ pub(crate) const GET_ROUTINE: Tool = Tool {
         (counts are totals) and delivery: destinations per channel, last delivery's state.",
     always_load: false,
     search_hint: "alert details of one schedule when next where cron delivery deliver delivered \
-        send sends email emails slack webhook digest notification destinations channel \
+        send sends email emails webhook folder feed digest notification destinations channel \
         missed fires skipped laptop computer closed asleep off audit intent \
         configuration config",
     input_schema: get_input,

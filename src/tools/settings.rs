@@ -22,8 +22,8 @@ pub(crate) const UPDATE_SETTINGS: Tool = Tool {
         answers with a before/after diff.",
     always_load: false,
     search_hint: "change changing configure configuration config preferences preference options \
-        option embedding embeddings model models llm provider email address smtp mail \
-        notifications notification ai assistant storage archive pdf folder directory",
+        option embedding embeddings model models llm temperature effort sender email smtp mail \
+        notifications notification ai assistant storage archive pdf retention",
     input_schema: update_settings_input,
     output_schema: update_settings_output,
     requires_confirmation: true,
