@@ -346,43 +346,171 @@ fn channel_counts(reported: &Map<String, Value>) -> Result<Map<String, Value>, S
 
 /// resmon's adapters already scrub `last_error` (backend-facts 8),
 /// but contract 1.0 promises no address, path or URL at all, so anything of
-/// those shapes an older or careless adapter left is replaced here too.
+/// those shapes an older or careless adapter left is replaced here too. When
+/// a word could be either a destination or prose, it is removed: a lost word
+/// costs less than a leaked address.
 pub(super) fn scrub_destinations(text: &str) -> String {
     let is_boundary = |c: char| c.is_whitespace() || "\"'()[]{}<>,;`".contains(c);
     let mut out = String::with_capacity(text.len());
     let mut word = String::new();
+    // Set by a word ending in a destination key and `=` (`host=`): the value
+    // quoted right after it (`host='mailhost'`) is a destination whatever
+    // its shape, even a bare name with no dot.
+    let mut after_key = false;
     for c in text.chars() {
         if is_boundary(c) {
-            out.push_str(scrub_word(&word));
+            push_scrubbed(&word, &mut after_key, &mut out);
             word.clear();
+            if !"\"'`".contains(c) {
+                after_key = false;
+            }
             out.push(c);
         } else {
             word.push(c);
         }
     }
-    out.push_str(scrub_word(&word));
+    push_scrubbed(&word, &mut after_key, &mut out);
     out
 }
 
-fn scrub_word(word: &str) -> &str {
-    let core = word.trim_end_matches(['.', ':', '!', '?']);
-    if core.contains("://") || core.get(..7).is_some_and(|scheme| scheme.eq_ignore_ascii_case("mailto:")) {
-        return "<target>";
+fn push_scrubbed(word: &str, after_key: &mut bool, out: &mut String) {
+    if word.is_empty() {
+        return;
     }
+    if std::mem::take(after_key) && word.chars().any(char::is_alphanumeric) {
+        let core = word.trim_end_matches(TRAILING);
+        out.push_str("<target>");
+        out.push_str(&word[core.len()..]);
+    } else {
+        out.push_str(&scrub_word(word));
+    }
+    *after_key = word.strip_suffix('=').is_some_and(names_destination);
+}
+
+/// Punctuation that ends a sentence or a clause after a word; it stays
+/// outside what is replaced (`lookup <target>: no such host`).
+const TRAILING: [char; 4] = ['.', ':', '!', '?'];
+
+fn scrub_word(word: &str) -> String {
+    let core = word.trim_end_matches(TRAILING);
+    let tail = &word[core.len()..];
+    let replaced = |with: &str| format!("{with}{tail}");
+    // An IPv6 address may end in `::`, which is not punctuation.
+    let bare = word.trim_end_matches(['.', '!', '?']);
+    if is_ipv6(core) {
+        return replaced("<target>");
+    }
+    if is_ipv6(bare) {
+        return format!("<target>{}", &word[bare.len()..]);
+    }
+    if core.contains("://") || core.get(..7).is_some_and(|scheme| scheme.eq_ignore_ascii_case("mailto:")) {
+        return replaced("<target>");
+    }
+    // `key=value`: the key stays readable; the value is judged on its own,
+    // and after a key that names a destination it goes whatever its shape.
+    if let Some((key, value)) = core.split_once('=') {
+        let value = if names_destination(key) && value.chars().any(char::is_alphanumeric) {
+            "<target>".to_string()
+        } else {
+            scrub_word(value)
+        };
+        return format!("{}={value}{tail}", scrub_word(key));
+    }
+    // Any user or host around an `@` is part of an address, dotted or not
+    // (`reader@localhost`, `root@mailhost`).
     if let Some((user, host)) = core.split_once('@')
-        && !user.is_empty()
-        && host.contains('.')
+        && (user.chars().any(char::is_alphanumeric) || host.chars().any(char::is_alphanumeric))
     {
-        return "<address>";
+        return replaced("<address>");
     }
     let path_like = core.contains('/') || core.contains('\\') || core.starts_with('~');
     if path_like && core.chars().any(char::is_alphanumeric) {
-        return "<target>";
+        return replaced("<target>");
     }
-    if is_host(core.split(':').next().unwrap_or("")) {
-        return "<target>";
+    // `hooks.example.net:443`, `smtp:MAIL.CORP.LOCAL`: a host in any part.
+    if core.split(':').any(is_host) {
+        return replaced("<target>");
     }
-    word
+    word.to_string()
+}
+
+/// Keys whose value says where something went or came from; a compound
+/// key counts by its last part (`smtp_host`, `webhook-url`).
+const DESTINATION_KEYS: &[&str] = &[
+    "host",
+    "hostname",
+    "server",
+    "relay",
+    "peer",
+    "endpoint",
+    "domain",
+    "addr",
+    "address",
+    "email",
+    "mail",
+    "to",
+    "cc",
+    "bcc",
+    "from",
+    "sender",
+    "rcpt",
+    "recipient",
+    "recipients",
+    "url",
+    "uri",
+    "webhook",
+    "dest",
+    "destination",
+    "target",
+    "path",
+    "file",
+    "filename",
+    "folder",
+    "dir",
+    "directory",
+];
+
+fn names_destination(key: &str) -> bool {
+    let last = key.rsplit(['_', '-', '.']).next().unwrap_or(key);
+    DESTINATION_KEYS.iter().any(|name| last.eq_ignore_ascii_case(name))
+}
+
+/// An IPv6 address (`2001:db8::1`, `fe80::1%eth0`, `::ffff:10.0.0.5`): hex
+/// groups of at most four digits between colons, an IPv4 tail allowed, a
+/// zone after `%`. A clock time (`10:30:00`) has the digits but none of the
+/// marks (`::`, a hex letter, a zone, six or more groups), so it stays.
+fn is_ipv6(text: &str) -> bool {
+    let (address, zone) = match text.split_once('%') {
+        Some((address, zone)) => (address, Some(zone)),
+        None => (text, None),
+    };
+    let zone_ok = |zone: &str| {
+        !zone.is_empty() && zone.chars().all(|c| c.is_ascii_alphanumeric() || "_-.:".contains(c))
+    };
+    if zone.is_some_and(|zone| !zone_ok(zone)) {
+        return false;
+    }
+    let groups: Vec<&str> = address.split(':').collect();
+    let Some((last, rest)) = groups.split_last() else { return false };
+    if groups.len() < 3 || groups.len() > 9 {
+        return false;
+    }
+    let hex_group = |group: &str| group.len() <= 4 && group.chars().all(|c| c.is_ascii_hexdigit());
+    if !rest.iter().all(|group| hex_group(group)) || !(hex_group(last) || is_ipv4(last)) {
+        return false;
+    }
+    address.contains("::")
+        || zone.is_some()
+        || groups.len() >= 6
+        || address.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+fn is_ipv4(text: &str) -> bool {
+    let labels: Vec<&str> = text.split('.').collect();
+    labels.len() == 4
+        && labels
+            .iter()
+            .all(|label| (1..=3).contains(&label.len()) && label.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// A host name (`hooks.example.net`, `Hooks.Example.COM`, `MAIL.CORP.LOCAL`)
@@ -567,5 +695,70 @@ mod tests {
         // A lowercase module before a host-like last label is not a class.
         assert_eq!(scrub_destinations("mail.corp.LOCAL"), "<target>");
         assert_eq!(scrub_destinations("Mail.Corp.Local"), "<target>");
+    }
+
+    #[test]
+    fn addresses_without_a_dotted_domain_are_scrubbed() {
+        assert_eq!(
+            scrub_destinations("refused reader@localhost and root@mailhost; Reader@LOCALHOST."),
+            "refused <address> and <address>; <address>."
+        );
+        assert_eq!(
+            scrub_destinations("SMTPRecipientsRefused: {'root@mailhost': (550"),
+            "SMTPRecipientsRefused: {'<address>': (550"
+        );
+        // Half an address is still part of one; a lone `@` is prose.
+        assert_eq!(scrub_destinations("to reader@[::1] @ 3 tries"), "to <address>[<target>] @ 3 tries");
+    }
+
+    #[test]
+    fn ipv6_literals_are_scrubbed() {
+        for (text, expected) in [
+            ("host 2001:db8::1 down", "host <target> down"),
+            ("via [fe80::1%eth0]:443", "via [<target>]:443"),
+            ("connect [::1]:443 refused", "connect [<target>]:443 refused"),
+            ("to 2001:DB8:0:0:0:0:0:1.", "to <target>."),
+            ("mapped ::ffff:10.0.0.5 and 2001:db8::", "mapped <target> and <target>"),
+            ("reach fe80::1: unreachable", "reach <target>: unreachable"),
+        ] {
+            assert_eq!(scrub_destinations(text), expected, "{text}");
+        }
+        // Clock times and durations are not addresses.
+        for text in ["retried at 10:30:00 and 23:59", "took 0:00:03.5"] {
+            assert_eq!(scrub_destinations(text), text);
+        }
+    }
+
+    #[test]
+    fn hosts_behind_a_key_are_scrubbed_and_the_key_stays() {
+        for (text, expected) in [
+            ("connect failed host=hooks.example.net:443", "connect failed host=<target>"),
+            ("(to=Hooks.Example.NET)", "(to=<target>)"),
+            ("host=2001:db8::1 port=443", "host=<target> port=443"),
+            ("smtp_host=mailhost attempts=3", "smtp_host=<target> attempts=3"),
+            ("relay=MAIL.CORP.LOCAL, code=550", "relay=<target>, code=550"),
+            (
+                "HTTPConnectionPool(host='mailhost', port=8080)",
+                "HTTPConnectionPool(host='<target>', port=8080)",
+            ),
+            ("note=hooks.example.net", "note=<target>"),
+            ("cause=smtplib.SMTPServerDisconnected", "cause=smtplib.SMTPServerDisconnected"),
+        ] {
+            assert_eq!(scrub_destinations(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn punctuation_after_a_replaced_host_stays() {
+        assert_eq!(
+            scrub_destinations("lookup hooks.example.net: no such host"),
+            "lookup <target>: no such host"
+        );
+        assert_eq!(scrub_destinations("sent to reader@localhost: 550"), "sent to <address>: 550");
+        assert_eq!(scrub_destinations("gave up on Hooks.Example.COM."), "gave up on <target>.");
+        assert_eq!(
+            scrub_destinations("smtplib.SMTPServerDisconnected: lost MAIL.CORP.LOCAL!"),
+            "smtplib.SMTPServerDisconnected: lost <target>!"
+        );
     }
 }

@@ -383,6 +383,38 @@ fn get_routine_scrubs_host_names_written_in_capitals() {
     }
 }
 
+/// Destinations with no dotted domain, IPv6 literals and hosts behind a
+/// `key=` are removed too; exception class names, keys and the punctuation
+/// after a removed host stay readable.
+#[test]
+fn get_routine_scrubs_bare_hosts_ipv6_and_keyed_destinations() {
+    let (fake, mut session) = started();
+    {
+        let mut state = fake.state();
+        let deliveries = state.answer_mut("/api/routines/7/deliveries");
+        let error = json!(
+            "smtplib.SMTPRecipientsRefused: refused reader@localhost and root@mailhost; retry host=2001:db8::1 \
+             connect failed host=hooks.example.net:443 (to=Hooks.Example.NET); via [fe80::1%eth0]:443 and \
+             [::1]:443; lookup hooks.example.net: no such host"
+        );
+        deliveries["summary"]["last"]["last_error"] = error;
+    }
+    let answer = ok(&mut session, "get_routine", json!({"routine_id": 7}));
+    let error = answer["delivery"]["last_error"].as_str().unwrap();
+    assert_eq!(
+        error,
+        "smtplib.SMTPRecipientsRefused: refused <address> and <address>; retry host=<target> \
+         connect failed host=<target> (to=<target>); via [<target>]:443 and \
+         [<target>]:443; lookup <target>: no such host"
+    );
+    let stdout = stdout_of(&session);
+    for leak in
+        ["reader@", "localhost", "mailhost", "2001:db8", "hooks.example", "Hooks.Example", "fe80", "::1"]
+    {
+        assert!(!stdout.contains(leak), "{leak} reached stdout");
+    }
+}
+
 #[test]
 fn get_routine_errors_and_refusals() {
     let (fake, mut session) = started();
