@@ -107,8 +107,10 @@ struct Answer {
     framework_404: bool,
     /// resmon's own 404: a JSON body whose `detail` is a sentence about the record.
     own_404: bool,
-    /// resmon's `detail` sentence, when it gave one.
-    detail: Option<String>,
+    /// What resmon said about the `format` parameter when it refused it: its
+    /// `detail` sentence naming the format, or the problem of a validation
+    /// list whose `loc` is `format` (a release whose format is an enum).
+    format_refusal: Option<String>,
     /// The `id` of the first row, when the body is a list of records.
     first_id: Option<i64>,
 }
@@ -163,13 +165,14 @@ impl Asker<'_> {
         let answer = match self.backend.send(Method::Get, path, &query, None) {
             Ok(reply) => {
                 let body = reply.json().ok();
-                let detail = body.as_ref().and_then(|body| body.get("detail")).and_then(Value::as_str);
+                let detail = body.as_ref().and_then(|body| body.get("detail"));
+                let sentence = detail.and_then(Value::as_str);
                 let framework_404 = reply.status == 404 && backend::is_missing_route(&reply);
                 Ok(Answer {
                     status: reply.status,
                     framework_404,
-                    own_404: reply.status == 404 && !framework_404 && detail.is_some(),
-                    detail: detail.map(str::to_string),
+                    own_404: reply.status == 404 && !framework_404 && sentence.is_some(),
+                    format_refusal: detail.and_then(format_refusal),
                     first_id: body.as_ref().and_then(|body| body.get(0)?.get("id")?.as_i64()),
                 })
             }
@@ -193,8 +196,6 @@ fn read_verdict(seen: &Seen, query: &[(&str, &str)]) -> (Option<bool>, String) {
     };
     let status = answer.status;
     let asks_json = query.contains(&("format", "json"));
-    let about_format =
-        answer.detail.as_deref().is_some_and(|detail| detail.to_lowercase().contains("format"));
     if (200..300).contains(&status) {
         (Some(true), format!("answered {status}"))
     } else if answer.framework_404 || status == 405 {
@@ -204,8 +205,10 @@ fn read_verdict(seen: &Seen, query: &[(&str, &str)]) -> (Option<bool>, String) {
             Some(true),
             "answered 404 with its own sentence about the record asked for, so the route exists".into(),
         )
-    } else if asks_json && matches!(status, 400 | 422) && about_format {
-        let said = quoted(answer.detail.as_deref().unwrap_or_default());
+    } else if let Some(said) =
+        answer.format_refusal.as_deref().filter(|_| asks_json && matches!(status, 400 | 422))
+    {
+        let said = quoted(said);
         (
             Some(false),
             format!("{route} refused format=json, which this tool needs (resmon answered {status}: {said})"),
@@ -213,6 +216,27 @@ fn read_verdict(seen: &Seen, query: &[(&str, &str)]) -> (Option<bool>, String) {
     } else {
         (None, format!("{route} answered {status}, which says nothing certain about the route"))
     }
+}
+
+/// What a refusal's `detail` says about `format`: a sentence that mentions
+/// it, or the first problem of a validation list whose `loc` names it (as
+/// `query.format: <its msg>`, with the input it refused).
+fn format_refusal(detail: &Value) -> Option<String> {
+    if let Some(sentence) = detail.as_str() {
+        return sentence.to_lowercase().contains("format").then(|| sentence.to_string());
+    }
+    detail.as_array()?.iter().find_map(|problem| {
+        let loc: Vec<&str> = problem.get("loc")?.as_array()?.iter().filter_map(Value::as_str).collect();
+        if loc.last() != Some(&"format") {
+            return None;
+        }
+        let msg = problem.get("msg").and_then(Value::as_str).unwrap_or("refused");
+        let input = match problem.get("input") {
+            Some(Value::String(input)) => format!(" (input '{input}')"),
+            _ => String::new(),
+        };
+        Some(format!("{}: {msg}{input}", loc.join(".")))
+    })
 }
 
 /// A write's path is served when a GET there answers 405 (served, with
@@ -345,17 +369,15 @@ mod tests {
     }
 
     fn seen(status: u16, body: &str) -> Seen {
-        let detail = serde_json::from_str::<Value>(body)
-            .ok()
-            .and_then(|body| body.get("detail").and_then(Value::as_str).map(str::to_string));
+        let detail = serde_json::from_str::<Value>(body).ok().and_then(|body| body.get("detail").cloned());
         let framework_404 = status == 404 && body == r#"{"detail":"Not Found"}"#;
         Seen {
             asked: "GET /api/x/{id}".into(),
             answer: Ok(Answer {
                 status,
                 framework_404,
-                own_404: status == 404 && !framework_404 && detail.is_some(),
-                detail,
+                own_404: status == 404 && !framework_404 && detail.as_ref().is_some_and(Value::is_string),
+                format_refusal: detail.as_ref().and_then(format_refusal),
                 first_id: None,
             }),
         }
@@ -383,5 +405,27 @@ mod tests {
         assert_eq!(read_verdict(&seen(400, r#"{"detail":"Bad cursor"}"#), json).0, None);
         assert_eq!(read_verdict(&seen(404, r#"{"detail":"Execution not found"}"#), json).0, Some(true));
         assert_eq!(read_verdict(&seen(405, r#"{"detail":"Method Not Allowed"}"#), json).0, Some(false));
+    }
+
+    /// A release whose `format` is an enum refuses json before it looks at
+    /// the run: FastAPI's validation list, not a sentence.
+    #[test]
+    fn a_validation_list_refusing_the_json_format_means_not_available() {
+        let json = &[("format", "json"), ("include_ids", "true")][..];
+        let refused = r#"{"detail":[{"type":"enum","loc":["query","format"],"input":"json",
+            "msg":"Input should be 'bibtex', 'csv' or 'ris'"}]}"#;
+        let (available, why) = read_verdict(&seen(422, refused), json);
+        assert_eq!(available, Some(false), "{why}");
+        assert!(why.contains("refused format=json") && why.contains("answered 422"), "{why}");
+        assert!(
+            why.contains("query.format: Input should be 'bibtex', 'csv' or 'ris' (input 'json')"),
+            "{why}"
+        );
+        assert_eq!(read_verdict(&seen(400, refused), json).0, Some(false));
+        // A list about another parameter, or a probe that did not ask for
+        // json, says nothing certain.
+        let other = r#"{"detail":[{"type":"bool_parsing","loc":["query","include_ids"],"input":"true"}]}"#;
+        assert_eq!(read_verdict(&seen(422, other), json).0, None);
+        assert_eq!(read_verdict(&seen(422, refused), NO_QUERY).0, None);
     }
 }

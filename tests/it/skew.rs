@@ -372,6 +372,28 @@ fn check_names_what_resmon_1_6_1_lacks() {
     );
 }
 
+/// A release whose export `format` is an enum refuses json with a 422
+/// validation list rather than a sentence: the tool that needs json is
+/// missing all the same, and the bibtex export is still there.
+#[test]
+fn check_reads_a_422_list_refusing_json_as_missing() {
+    let fake = start_fake();
+    fake.emulate_older_release("2.1.0");
+    fake.refuse_json_by_validation();
+    let (verdicts, requests, text) = check_verdicts(&fake);
+    assert_eq!(available(&verdicts, "get_execution_results"), false, "{}", verdicts["get_execution_results"]);
+    let why = verdicts["get_execution_results"]["why"].as_str().unwrap();
+    assert!(why.contains("refused format=json") && why.contains("answered 422"), "{why}");
+    assert!(why.contains("query.format") && why.contains("(input 'json')"), "resmon's own words: {why}");
+    assert_eq!(available(&verdicts, "export_references"), true, "{}", verdicts["export_references"]);
+    let asked_json = requests
+        .iter()
+        .filter(|r| r.path.ends_with("/references") && r.query.contains("format=json"))
+        .count();
+    assert_eq!(asked_json, 1, "the json export was asked once: {requests:?}");
+    assert!(text.contains("missing: get_execution_results:"), "{text}");
+}
+
 /// With no run to ask about, the two exports are unknown, not missing, and
 /// no made-up id is sent in their place.
 #[test]

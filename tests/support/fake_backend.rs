@@ -472,6 +472,14 @@ impl FakeBackend {
         }
     }
 
+    /// With [`FakeBackend::emulate_older_release`]: the reference export's
+    /// `format` is an enum, so `json` is refused by FastAPI's validation (a
+    /// 422 listing `loc` `["query", "format"]`, `input` `"json"`) for any
+    /// run id, instead of the release's 400 sentence.
+    pub fn refuse_json_by_validation(&self) {
+        lock(&self.inner.state).json_refused_by_validation = true;
+    }
+
     /// Behaves as a restarted backend on the same port: a new token and a new
     /// runtime id; the token file is rewritten and the old token is refused.
     pub fn restart_with_new_token(&self) {

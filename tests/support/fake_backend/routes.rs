@@ -113,6 +113,11 @@ pub fn dispatch(st: &mut State, ctx: &Ctx, req: &Request) -> Response {
         },
         ("POST", "/api/search/sweep") => sweep(st, ctx, req),
         ("GET", "/api/executions/{exec_id}/references") if refuses_json(st, req, id) => {
+            if st.json_refused_by_validation {
+                let problem = json!({"type": "enum", "loc": ["query", "format"], "input": "json",
+                    "msg": "Input should be 'bibtex', 'csv' or 'ris'", "ctx": {"expected": "'bibtex', 'csv' or 'ris'"}});
+                return Response::json(422, &json!({"detail": [problem]}));
+            }
             Response::detail(400, "Unknown export format 'json'. Expected one of: bibtex, csv, json, ris.")
         }
         _ => recorded(st, req),
@@ -127,9 +132,12 @@ fn same_pattern(a: &str, b: &str) -> bool {
 }
 
 /// An older release exports no json format: it refuses it for any run that
-/// exists (a run that does not is its 404 first, as on every release).
+/// exists (a run that does not is its 404 first, as on every release), or,
+/// when its `format` is an enum, for any run id before it looks the run up.
 fn refuses_json(st: &State, req: &Request, id: i64) -> bool {
-    st.older_release && req.query_param("format") == Some("json") && st.execution(id).is_some()
+    st.older_release
+        && req.query_param("format") == Some("json")
+        && (st.json_refused_by_validation || st.execution(id).is_some())
 }
 
 /// The recorded answer, after doing what it records: a created routine or

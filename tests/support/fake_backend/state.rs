@@ -50,6 +50,10 @@ pub struct State {
     /// True once `emulate_older_release` ran: answers recorded for an older
     /// release are preferred.
     pub older_release: bool,
+    /// True once `refuse_json_by_validation` ran: the older release's
+    /// reference export refuses `json` with FastAPI's validation list (its
+    /// `format` an enum), for any run id, rather than its 400 sentence.
+    pub json_refused_by_validation: bool,
     /// Routes (method, path pattern) this release does not have, as
     /// `FakeBackend::lack_route` named them: the path no longer counts as
     /// served by that method, so another method there gets 404, not 405.
@@ -120,6 +124,7 @@ impl State {
             version: "2.3.0".into(),
             reports_identity: true,
             older_release: false,
+            json_refused_by_validation: false,
             lacking: Vec::new(),
             sweep_request_ids: BTreeMap::new(),
             sweep_duplicate_of: None,
