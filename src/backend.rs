@@ -86,6 +86,9 @@ pub(crate) struct Offered {
     /// What those fields held in the request sent (it may be the value
     /// under another name, such as `mode: semantic` sent as a sort).
     pub sent: Vec<String>,
+    /// The schema's other values for the argument: a refusal that lists
+    /// some of them as what it accepts is refusing this one.
+    pub choices: Vec<String>,
 }
 
 impl Reply {
@@ -1169,6 +1172,22 @@ const UNKNOWN_PHRASES: [&str; 7] = [
     "must be one of",
 ];
 
+/// Words with which a refusal says what it would accept instead
+/// (`kind must be person or institution`, `expected one of: bibtex, ris`).
+const LISTING_WORDS: [&str; 11] = [
+    "must",
+    "should",
+    "expected",
+    "expects",
+    "allowed",
+    "accepted",
+    "accepts",
+    "only",
+    "either",
+    "permitted",
+    "one",
+];
+
 /// Whether a sentence says that something is unknown or unsupported.
 fn says_unknown(sentence: &str) -> bool {
     let lower = sentence.to_lowercase();
@@ -1183,7 +1202,11 @@ fn says_unknown(sentence: &str) -> bool {
 /// `input` is the value, its type says "not one of", or its sentence says
 /// unknown); a 400 when its sentence says unknown and quotes the value (as
 /// sent, or as the caller gave it), or names the value's field and no other
-/// field of the caller's. Anything else is left to the rest of `judge_refusal`.
+/// field of the caller's. A 400 sentence without such a word counts when it
+/// names the value's field (and no other of the caller's) and either the
+/// value itself or other values the tool offers for it, the ones it would
+/// accept (`kind must be person or institution`). Anything else is left to
+/// the rest of `judge_refusal`.
 fn refused_offer<'a>(reply: &'a Reply, sentence: Option<&str>) -> Option<&'a Offered> {
     if reply.offered.is_empty() {
         return None;
@@ -1209,9 +1232,7 @@ fn refused_offer<'a>(reply: &'a Reply, sentence: Option<&str>) -> Option<&'a Off
         return found;
     }
     let sentence = sentence?;
-    if !says_unknown(sentence) {
-        return None;
-    }
+    let unknown = says_unknown(sentence);
     let words = words_of(sentence);
     let names = |text: &str| words.iter().any(|word| word.eq_ignore_ascii_case(text));
     let named_callers: Vec<&String> = reply.caller_supplied.iter().filter(|field| names(field)).collect();
@@ -1223,7 +1244,15 @@ fn refused_offer<'a>(reply: &'a Reply, sentence: Option<&str>) -> Option<&'a Off
         // named here was sent, not carried in the path.
         let field_named =
             !named_callers.is_empty() && named_callers.iter().all(|field| offer.fields.contains(field));
-        value_named || field_named
+        if unknown {
+            return value_named || field_named;
+        }
+        // Without a word saying so, the field must be named together with
+        // the value, or with what it accepts instead.
+        let value_said = value_named || names(&offer.value) || offer.sent.iter().any(|sent| names(sent));
+        let lists_choices = offer.choices.iter().any(|choice| names(choice) || quoted(choice))
+            && LISTING_WORDS.iter().any(|word| names(word));
+        field_named && (value_said || lists_choices)
     })
 }
 
@@ -1317,6 +1346,7 @@ mod tests {
             value: "json".into(),
             fields: vec!["format".into()],
             sent: vec!["json".into()],
+            choices: vec!["bibtex".into(), "ris".into(), "csv".into()],
         }];
         reply
     }
@@ -1345,6 +1375,63 @@ mod tests {
         let validation = r#"{"detail": [{"type": "enum", "loc": ["query", "format"],
             "msg": "Input should be 'bibtex', 'ris' or 'csv'", "input": "json"}]}"#;
         assert_eq!(status_error(&export_refusal(422, validation, None)).code, Code::UpstreamError);
+    }
+
+    /// A refusal of `kind: group` as list_watch_profiles sends it.
+    fn kind_refusal(body: &str) -> Reply {
+        let mut reply = reply(400, "application/json", body);
+        reply.route = "GET /api/profiles".into();
+        reply.backend_version = Some("2.1.0".into());
+        reply.server_chosen = Vec::new();
+        reply.caller_supplied = vec!["kind".into()];
+        reply.offered = vec![Offered {
+            argument: "kind".into(),
+            value: "group".into(),
+            fields: vec!["kind".into()],
+            sent: vec!["group".into()],
+            choices: vec!["person".into(), "institution".into()],
+        }];
+        reply
+    }
+
+    /// contract-notes 17: a 400 naming the field with the offered value, or
+    /// with the values it would take instead, refuses that value even when
+    /// no word says "unknown".
+    #[test]
+    fn a_refusal_listing_what_it_accepts_instead_of_an_offered_value_is_the_releases() {
+        for body in [
+            r#"{"detail": "kind must be person or institution"}"#,
+            r#"{"detail": "Expected kind to be one of: 'person', 'institution'."}"#,
+            r#"{"detail": "kind 'group' is not accepted here"}"#,
+            r#"{"detail": "Profiles of kind group cannot be listed."}"#,
+        ] {
+            let error = status_error(&kind_refusal(body));
+            assert_eq!(error.code, Code::UpstreamError, "{body}: {}", error.message);
+            assert!(
+                error.message.starts_with("resmon 2.1.0 does not accept `group` for `kind`"),
+                "{body}: {}",
+                error.message
+            );
+            assert_eq!(error.detail["value"], json!("group"));
+            assert_eq!(error.detail["argument"], json!("kind"));
+        }
+        // The same through an export whose format the caller chose.
+        let listed = r#"{"detail": "format must be bibtex, ris or csv"}"#;
+        assert_eq!(status_error(&export_refusal(400, listed, None)).code, Code::UpstreamError);
+    }
+
+    #[test]
+    fn a_refusal_of_the_field_that_names_neither_value_nor_choices_stays_the_callers() {
+        for body in [
+            r#"{"detail": "kind must not be empty"}"#,
+            r#"{"detail": "kind person needs an identifier"}"#,
+            r#"{"detail": "kind must be person or institution, and limit at most 50"}"#,
+        ] {
+            let mut reply = kind_refusal(body);
+            reply.caller_supplied.push("limit".into());
+            let error = status_error(&reply);
+            assert_eq!(error.code, Code::InvalidArgument, "{body}: {}", error.message);
+        }
     }
 
     #[test]
@@ -1377,6 +1464,7 @@ mod tests {
             value: "ai".into(),
             fields: vec!["group".into()],
             sent: vec![],
+            choices: vec!["search".into(), "email".into()],
         }];
         assert_eq!(status_error(&group).code, Code::InvalidArgument);
         // A create's entity refusal names a field with no offered value.

@@ -227,6 +227,12 @@ fn offered_values(tool: &str, schema: &Value, arguments: &serde_json::Map<String
                 value: text.to_string(),
                 fields: backend_fields(tool, name),
                 sent: Vec::new(),
+                choices: offers
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter(|choice| *choice != text)
+                    .map(str::to_string)
+                    .collect(),
             })
         })
         .collect()

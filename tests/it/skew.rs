@@ -153,6 +153,59 @@ fn a_refusal_of_another_of_the_callers_values_stays_invalid_argument() {
     assert_eq!(fake.requests_to("POST", "/api/export/references").len(), 1);
 }
 
+/// A value the tool offers, refused by a release that names the field and
+/// what it takes instead, with no "unknown" in its sentence, is that
+/// release's limitation: the answer names the value and the release.
+#[test]
+fn an_offered_value_refused_by_listing_the_accepted_ones_is_the_releases() {
+    let (fake, mut session) = connected();
+    fake.emulate_older_release("2.1.0");
+    fake.clear_requests();
+    let error = tool_error(&session.call("list_watch_profiles", json!({"kind": "group"})));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_eq!(error["detail"]["value"], "group", "{error}");
+    assert_eq!(error["detail"]["argument"], "kind", "{error}");
+    assert_eq!(error["detail"]["backend_version"], "2.1.0");
+    assert_eq!(error["detail"]["route"], "GET /api/profiles");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.starts_with("resmon 2.1.0 does not accept `group` for `kind`"), "{message}");
+    assert!(message.contains("kind must be person or institution"), "resmon's own words: {message}");
+    let sent = fake.requests_to("GET", "/api/profiles");
+    assert_eq!(sent.len(), 1, "sent once, not retried");
+    assert_eq!(sent[0].query_pairs, vec![("kind".to_string(), "group".to_string())]);
+    // The values it still takes are answered as ever.
+    let people = structured(&session.call("list_watch_profiles", json!({"kind": "person"}))).clone();
+    assert!(people["profiles"].as_array().is_some_and(|rows| !rows.is_empty()), "{people}");
+}
+
+/// A refusal that names the offered value's field but neither the value nor
+/// what it would take instead, and a refusal of a value inside `entity`,
+/// stay the caller's to correct.
+#[test]
+fn other_refusals_naming_the_callers_field_stay_invalid_argument() {
+    let (fake, mut session) = connected();
+    fake.set_fault_for(
+        "GET",
+        "/api/profiles",
+        Fault::Status(400, r#"{"detail": "kind must not be empty"}"#.into()),
+    );
+    let error = tool_error(&session.call("list_watch_profiles", json!({"kind": "group"})));
+    assert_eq!(error["error"], "invalid_argument", "{error}");
+    assert_eq!(error["message"], "kind must not be empty", "{error}");
+    fake.set_fault_for(
+        "POST",
+        "/api/routines",
+        Fault::Status(400, r#"{"detail": "entity mode must be new_papers or retractions"}"#.into()),
+    );
+    let error = tool_error(&session.call(
+        "create_routine",
+        json!({"name": "Watch", "keywords": [], "sources": ["arxiv"], "schedule": "0 8 * * 1",
+               "entity": {"profile_id": 5, "mode": "retractions"}}),
+    ));
+    assert_eq!(error["error"], "invalid_argument", "{error}");
+    assert!(error["message"].as_str().unwrap().contains("entity mode must be"), "{error}");
+}
+
 /// An older release end to end: no identity, routes it lacks, a field it
 /// drops, and its version on every error it caused.
 #[test]

@@ -458,7 +458,8 @@ impl FakeBackend {
     /// reports `version` and no identity (and `expected_runtime_id` is
     /// ignored), the answers recorded for an older release are served (a
     /// created routine's `intent` is not stored), the reference export
-    /// refuses the `json` format for every run, and each route in
+    /// refuses the `json` format for every run, the profile list refuses
+    /// `kind=group` ("kind must be person or institution"), and each route in
     /// [`OLDER_RELEASE_LACKS`] answers the framework's 404.
     pub fn emulate_older_release(&self, version: &str) {
         {

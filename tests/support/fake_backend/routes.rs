@@ -416,6 +416,10 @@ fn sweep(st: &mut State, ctx: &Ctx, req: &Request) -> Response {
 
 fn profiles_list(st: &State, req: &Request) -> Response {
     let kind = req.query_param("kind");
+    // An older release has no group profiles, and says what it takes instead.
+    if st.older_release && kind == Some("group") {
+        return Response::detail(400, "kind must be person or institution");
+    }
     let mut rows: Vec<&Value> =
         st.profiles.iter().filter(|p| kind.is_none_or(|k| text(p, "kind") == Some(k))).collect();
     rows.sort_by(|a, b| newest(a, "display_name").cmp(&newest(b, "display_name")));
