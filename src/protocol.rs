@@ -62,7 +62,7 @@ detail}; backend_unavailable: resmon is not reachable, and its message says what
 resmon's caveats (match basis, coverage zero-reasons, what it cannot verify).";
 
 /// The same for a read-only session: it routes only the questions whose
-/// tools it offers.
+/// tools it offers (contract-notes 28).
 const INSTRUCTIONS_READ_ONLY: &str = "resmon is a research monitor on this computer: its routines \
 sweep arXiv, PubMed and other sources into a local corpus of papers. This session only reads: \
 running, creating or switching routines is done in the resmon app. Tools per question, in order: \
