@@ -35,13 +35,20 @@ pub struct Argument {
     pub description: &'static str,
     pub required: bool,
     pub kind: Kind,
-    /// What an absent or empty optional argument stands for.
+    /// What an absent or empty optional argument stands for; `None` for
+    /// one whose absence widens the question (every routine).
     pub default: Option<&'static str>,
+    /// What the text says a blank value stands for, right after the value's
+    /// one place: `(blank means <blank>` (empty for a required argument).
+    pub blank: &'static str,
 }
 
 /// The values a text is built from, in the prompt's argument order: each
-/// checked and written in its canonical form, defaults filled in; `None` for
-/// an optional argument left out that has no default.
+/// checked and written in its canonical form; `None` for an optional
+/// argument left out (absent or `""`). The text writes a value left out as
+/// an empty one and says beside it what a blank stands for, so that the
+/// served text and the bundle's template, filled in by a host that writes
+/// an omitted argument as nothing, read the same.
 pub struct Values<'a> {
     arguments: &'static [Argument],
     values: Vec<Option<std::borrow::Cow<'a, str>>>,
@@ -53,7 +60,7 @@ impl Values<'_> {
         self.values[index].as_deref()
     }
 
-    /// A value the prompt's own table makes present (required, or defaulted).
+    /// The value as the text writes it: empty when left out.
     fn given(&self, name: &str) -> &str {
         self.get(name).unwrap_or_default()
     }
@@ -67,6 +74,8 @@ pub struct Prompt {
     /// The one a person gives most comes first: some harnesses pass
     /// arguments by position.
     pub arguments: &'static [Argument],
+    /// The questions it answers, in order (the tools its text names).
+    pub routes: &'static [Route],
     pub text: fn(&Values) -> String,
 }
 
@@ -83,6 +92,7 @@ const DAYS: Argument = Argument {
     required: false,
     kind: Kind::Days,
     default: Some("7"),
+    blank: "7",
 };
 
 /// The table, in the order `prompts/list` shows it.
@@ -95,12 +105,14 @@ pub static PROMPTS: &[Prompt] = &[
             DAYS,
             Argument {
                 name: "routine",
-                description: "One routine, by id or name (default: all).",
+                description: "One routine, by id or name (default: all). Claude Code passes one word.",
                 required: false,
                 kind: Kind::IdOrName,
                 default: None,
+                blank: "every routine",
             },
         ],
+        routes: &[ROUTINE_BY_NAME, FOUND_LATELY],
         text: recent,
     },
     Prompt {
@@ -108,6 +120,7 @@ pub static PROMPTS: &[Prompt] = &[
         title: "Is my monitoring healthy?",
         description: "Reachability, watchdog findings, missed fires, and failed or interrupted runs.",
         arguments: &[DAYS],
+        routes: &[HEALTHY],
         text: checkup,
     },
     Prompt {
@@ -116,11 +129,13 @@ pub static PROMPTS: &[Prompt] = &[
         description: "The papers matched to a watch profile, each with the basis of its match.",
         arguments: &[Argument {
             name: "person",
-            description: "Watch profile id or name.",
+            description: "Watch profile id or name. Claude Code passes one word: give an id for a longer name.",
             required: true,
             kind: Kind::IdOrName,
             default: None,
+            blank: "",
         }],
+        routes: &[PERSON_PAPERS],
         text: person,
     },
     Prompt {
@@ -133,7 +148,9 @@ pub static PROMPTS: &[Prompt] = &[
             required: true,
             kind: Kind::Id,
             default: None,
+            blank: "",
         }],
+        routes: &[WHY_MATCHED, SINCE],
         text: paper,
     },
     Prompt {
@@ -147,6 +164,7 @@ pub static PROMPTS: &[Prompt] = &[
                 required: true,
                 kind: Kind::Id,
                 default: None,
+                blank: "",
             },
             Argument {
                 name: "format",
@@ -154,8 +172,10 @@ pub static PROMPTS: &[Prompt] = &[
                 required: false,
                 kind: Kind::Format,
                 default: Some("bibtex"),
+                blank: "bibtex",
             },
         ],
+        routes: &[REFERENCES],
         text: export,
     },
     Prompt {
@@ -164,33 +184,127 @@ pub static PROMPTS: &[Prompt] = &[
         description: "Sets up a watch profile for a person, after asking you.",
         arguments: &[Argument {
             name: "name",
-            description: "The person's name.",
+            description: "The person's name. Claude Code passes one word; the full name is asked for.",
             required: true,
             kind: Kind::Text,
             default: None,
+            blank: "",
         }],
+        routes: &[WATCH],
         text: watch,
     },
 ];
 
+/// One of the common questions, and the tools that answer it, in the order
+/// to call them. The server's instructions and the prompts both route by
+/// this table: the instructions give each question a clause
+/// `<question>: <tool>, <tool> …` naming exactly these tools in this order,
+/// and a prompt's text names exactly its questions' tools, in order. Tests
+/// hold both texts to it (contract-notes 27).
+pub struct Route {
+    /// The words the instructions use for the question, before the colon.
+    pub question: &'static str,
+    pub tools: &'static [&'static str],
+}
+
+const FOUND_LATELY: Route = Route {
+    question: "what a routine found lately",
+    tools: &["list_executions", "get_execution", "get_execution_results"],
+};
+const ROUTINE_BY_NAME: Route = Route { question: "a routine's id by name", tools: &["list_routines"] };
+const ON_A_TOPIC: Route = Route { question: "papers on a topic", tools: &["search_corpus"] };
+const UP: Route = Route { question: "is resmon up", tools: &["health"] };
+const HEALTHY: Route = Route {
+    question: "is the monitoring healthy",
+    tools: &["health", "get_watchdog_findings", "list_routines", "list_executions", "get_execution"],
+};
+const PERSON_PAPERS: Route =
+    Route { question: "a person's papers", tools: &["list_watch_profiles", "get_profile_matches"] };
+const WHY_MATCHED: Route = Route { question: "why a paper matched", tools: &["explain_match"] };
+const SINCE: Route = Route { question: "retracted or since published", tools: &["get_paper_lifecycle"] };
+const REFERENCES: Route =
+    Route { question: "a run's references", tools: &["get_execution", "export_references"] };
+const WATCH: Route =
+    Route { question: "watch a person", tools: &["list_watch_profiles", "create_watch_profile"] };
+
+/// Every route, in the order the instructions give them.
+pub static ROUTES: &[Route] = &[
+    FOUND_LATELY,
+    ROUTINE_BY_NAME,
+    ON_A_TOPIC,
+    UP,
+    HEALTHY,
+    PERSON_PAPERS,
+    WHY_MATCHED,
+    SINCE,
+    REFERENCES,
+    WATCH,
+];
+
+/// Whether every tool of a route is offered in this session.
+pub fn route_is_offered(route: &Route, read_only: bool) -> bool {
+    route.tools.iter().all(|name| tools::find(name).is_some_and(|tool| tools::is_offered(tool, read_only)))
+}
+
+/// The tools a prompt's questions call, in order, each once.
+pub fn routed_tools(prompt: &Prompt) -> Vec<&'static str> {
+    let mut named: Vec<&'static str> = Vec::new();
+    for tool in prompt.routes.iter().flat_map(|route| route.tools.iter()) {
+        if !named.contains(tool) {
+            named.push(tool);
+        }
+    }
+    named
+}
+
+/// The tools the clause `<question>: …` of a text names, in order: the
+/// clause runs from the colon to the first `;` or `. ` outside
+/// parentheses. `None` when the text has no such clause.
+pub fn clause_tools(text: &str, question: &str) -> Option<Vec<&'static str>> {
+    let start = text.find(&format!("{question}: "))? + question.len() + 2;
+    let rest = &text[start..];
+    let mut depth = 0_i32;
+    let mut end = rest.len();
+    for (at, c) in rest.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ';' if depth == 0 => {
+                end = at;
+                break;
+            }
+            '.' if depth == 0 && rest[at + 1..].chars().next().is_none_or(char::is_whitespace) => {
+                end = at;
+                break;
+            }
+            _ => {}
+        }
+    }
+    Some(named_tools(&rest[..end]))
+}
+
 // The texts. Each names the tools to call in order and the caveats to keep;
 // each says whether it may change anything. Written for a model that has
 // the tool list but may not have read every description.
+//
+// Each value is written once, quoted, and an optional one is followed by
+// what a blank stands for: a host that fills in the bundle's template writes
+// an omitted argument as nothing, and the text must still read right.
+// Claude Code splits a slash command's arguments at every space and keeps
+// one word per argument, so a name may arrive cut short: the texts that
+// take a name say to check it with the person.
 
 fn recent(values: &Values) -> String {
     let days = values.given("days");
-    let (scope, pick, filter) = match values.get("routine") {
-        Some(routine) => (
-            format!(", for the routine \"{routine}\""),
-            ": pick that routine (by id if it is a number, else by name); if none matches, say so and stop",
-            " with its routine_id",
-        ),
-        None => (String::new(), "", ""),
-    };
+    let routine = values.given("routine");
     format!(
-        "What did my resmon routines find in the last {days} days{scope}?\n\
-         1. list_routines{pick}.\n\
-         2. list_executions{filter}: runs newest first; keep those started in the window (page with offset).\n\
+        "What did my resmon routines find lately? Days back: \"{days}\" (blank means 7). Routine: \
+         \"{routine}\" (blank means every routine; all digits: its id; else a name, maybe only its first word, \
+         as some harnesses pass one word).\n\
+         1. list_routines: names and ids, and missed_fires. For a name, find the routines it could mean; if \
+         none, or more than one, show me the candidates and ask which.\n\
+         2. list_executions (with routine_id for one routine): runs newest first; keep those started in the \
+         window (page with offset).\n\
          3. Per run: get_execution (status, per-source coverage), then get_execution_results (its papers).\n\
          Report per routine: its runs, then the new papers (title, date, doc_id). Keep it honest:\n\
          - interrupted means resmon stopped mid-run (e.g. the app was closed), not that the search failed;\n\
@@ -204,7 +318,7 @@ fn recent(values: &Values) -> String {
 fn checkup(values: &Values) -> String {
     let days = values.given("days");
     format!(
-        "Is my resmon monitoring healthy? Look back {days} days.\n\
+        "Is my resmon monitoring healthy? Days back: \"{days}\" (blank means 7).\n\
          1. health: is resmon reachable, and what state are its scheduler and daemon in? If it is not \
          reachable, say what its message says to do, and stop.\n\
          2. get_watchdog_findings: only severity broken or unusual is an alarm; pass on what_to_do and \
@@ -221,11 +335,11 @@ fn checkup(values: &Values) -> String {
 fn person(values: &Values) -> String {
     let person = values.given("person");
     format!(
-        "Which papers has resmon matched to the watched person \"{person}\" (a watch profile id if it is a \
-         number, else a name)?\n\
-         1. list_watch_profiles with kind person: find the profile; if none or several fit, ask me.\n\
-         2. get_watch_profile: its basis_warning and the count per basis.\n\
-         3. get_profile_matches (page with offset): per paper, title, date, doc_id, basis and \
+        "Which papers has resmon matched to the watched person \"{person}\"? All digits: a watch profile id; \
+         else a name, maybe only its first word, as some harnesses pass one word.\n\
+         1. list_watch_profiles with kind person: find the profiles it could mean; if none, or more than \
+         one, show me the candidates and ask which. Note the profile's basis_warning.\n\
+         2. get_profile_matches (page with offset): per paper, title, date, doc_id, basis and \
          matched_author.\n\
          Group the papers by basis. An identifier match rests on an ID; name+affiliation on the name and \
          an affiliation. A name_only match only means the name is on the paper: never call it this \
@@ -251,10 +365,11 @@ fn export(values: &Values) -> String {
     let exec_id = values.given("exec_id");
     let format = values.given("format");
     format!(
-        "Export the references of resmon run {exec_id} as {format} for my reference manager.\n\
+        "Export the references of resmon run {exec_id} for my reference manager. Format: \"{format}\" \
+         (blank means bibtex).\n\
          1. get_execution with exec_id {exec_id}: if the run is still running, or was interrupted, say \
          the list may be incomplete (interrupted is not failed).\n\
-         2. export_references with exec_id {exec_id} and format {format}.\n\
+         2. export_references with exec_id {exec_id} and that format.\n\
          Give me the text exactly as returned, in one code block, with resmon's count, and suggest a file \
          name (.bib for bibtex, else .ris, .csv or .json). Do not edit, reorder or complete entries. Only \
          read: change nothing."
@@ -264,12 +379,13 @@ fn export(values: &Values) -> String {
 fn watch(values: &Values) -> String {
     let name = values.given("name");
     format!(
-        "Help me start watching \"{name}\" in resmon.\n\
+        "Help me start watching \"{name}\" in resmon. Some harnesses pass only an argument's first word, so \
+         this may not be the whole name: first ask me for the person's full name and use that.\n\
          1. list_watch_profiles: if a profile for this person exists, show it and stop.\n\
          2. Ask me for the person's ORCID and where it is cited. With one, matches can rest on the \
          identifier; with a name alone every match is name_only, which may be another person's paper.\n\
-         3. Show me the create_watch_profile call you would make (name, orcid, orcid_cited) and wait for my \
-         yes: it changes resmon. Then repeat resmon's basis_warning."
+         3. Show me the create_watch_profile call you would make (the full name I confirmed, orcid, \
+         orcid_cited) and wait for my yes: it changes resmon. Then repeat resmon's basis_warning."
     )
 }
 
@@ -405,8 +521,9 @@ pub fn get(params: &Value, read_only: bool) -> Result<Value, Refusal> {
     }))
 }
 
-/// Checks every argument given against the prompt's table and fills in the
-/// defaults. An unknown argument is refused before any value is judged.
+/// Checks every argument given against the prompt's table; one left out
+/// stays `None` (the text says what a blank means). An unknown argument is
+/// refused before any value is judged.
 fn check<'a>(prompt: &Prompt, given: &'a serde_json::Map<String, Value>) -> Result<Values<'a>, Refusal> {
     if let Some(unknown) = given.keys().find(|key| !prompt.arguments.iter().any(|a| a.name == key.as_str())) {
         let takes: Vec<&str> = prompt.arguments.iter().map(|argument| argument.name).collect();
@@ -447,7 +564,7 @@ fn check<'a>(prompt: &Prompt, given: &'a serde_json::Map<String, Value>) -> Resu
                     ),
                 ));
             }
-            values.push(argument.default.map(std::borrow::Cow::Borrowed));
+            values.push(None);
             continue;
         }
         let value = judge(argument.kind, text)
@@ -512,14 +629,14 @@ pub fn template_text(prompt: &Prompt) -> String {
 
 /// The text for sample values: with `longest`, every argument at the
 /// longest value it accepts (free text as 100 four-byte characters); else
-/// only the required ones, given as short values, and the defaults.
+/// only the required ones, given as short values.
 pub fn sample_text(prompt: &Prompt, longest: bool) -> String {
     let values = prompt
         .arguments
         .iter()
         .map(|argument| {
             let sample = match (argument.kind, longest) {
-                (_, false) if !argument.required => return argument.default.map(std::borrow::Cow::Borrowed),
+                (_, false) if !argument.required => return None,
                 (Kind::Days, _) => MAX_DAYS.to_string(),
                 (Kind::Id, true) => MAX_ID.to_string(),
                 (Kind::Id, false) => "7".to_string(),
@@ -588,7 +705,9 @@ mod tests {
                 );
                 if let Some(default) = argument.default {
                     assert_eq!(judge(argument.kind, default).unwrap(), default, "{}", argument.name);
+                    assert_eq!(argument.blank, default, "{}: the text states the default", argument.name);
                 }
+                assert_eq!(argument.required, argument.blank.is_empty(), "{}", argument.name);
             }
             // Required arguments come first: a harness that passes them by
             // position must not have to skip an optional one.
@@ -696,29 +815,102 @@ mod tests {
         assert!(judge(Kind::Format, "bib").is_err());
     }
 
+    /// The values a test gives: every argument, or only the required ones.
+    fn given(prompt: &Prompt, every: bool) -> serde_json::Map<String, Value> {
+        prompt
+            .arguments
+            .iter()
+            .filter(|argument| every || argument.required)
+            .map(|argument| {
+                let value = match argument.kind {
+                    Kind::Days => "30",
+                    Kind::Id => "42",
+                    Kind::IdOrName | Kind::Text => "Grace Hopper",
+                    Kind::Format => "ris",
+                };
+                (argument.name.to_string(), json!(value))
+            })
+            .collect()
+    }
+
+    /// The bundle's template, filled in as a host does: each placeholder
+    /// replaced by the value given, or by nothing for one left out. That
+    /// is the text `prompts/get` serves for the same arguments, whether
+    /// the optional ones are given or not.
     #[test]
     fn the_template_is_the_text_once_values_replace_its_placeholders() {
         for prompt in PROMPTS {
             let template = template_text(prompt);
-            let given: serde_json::Map<String, Value> = prompt
-                .arguments
-                .iter()
-                .map(|argument| {
-                    let value = match argument.kind {
-                        Kind::Days => "30",
-                        Kind::Id => "42",
-                        Kind::IdOrName | Kind::Text => "Grace Hopper",
-                        Kind::Format => "ris",
-                    };
-                    (argument.name.to_string(), json!(value))
-                })
-                .collect();
-            let mut filled = template.clone();
-            for (name, value) in &given {
-                filled = filled.replace(&format!("${{arguments.{name}}}"), value.as_str().unwrap());
+            for every in [true, false] {
+                let given = given(prompt, every);
+                let mut filled = template.clone();
+                for argument in prompt.arguments {
+                    let value = given.get(argument.name).and_then(Value::as_str).unwrap_or_default();
+                    filled = filled.replace(&format!("${{arguments.{}}}", argument.name), value);
+                }
+                assert!(!filled.contains("${"), "{filled}");
+                let got = get(&json!({"name": prompt.name, "arguments": given}), false).unwrap();
+                assert_eq!(
+                    got["messages"][0]["content"]["text"], filled,
+                    "{} (every argument: {every})",
+                    prompt.name
+                );
             }
-            let got = get(&json!({"name": prompt.name, "arguments": given}), false).unwrap();
-            assert_eq!(got["messages"][0]["content"]["text"], filled, "{}", prompt.name);
         }
+    }
+
+    /// An optional value stands in one place, quoted, and what a blank
+    /// means follows it: its default, or what leaving it out asks for. So
+    /// a text filled with nothing there still says what to do.
+    #[test]
+    fn an_optional_value_left_blank_says_what_it_stands_for() {
+        for prompt in PROMPTS {
+            let template = template_text(prompt);
+            for argument in prompt.arguments.iter().filter(|argument| !argument.required) {
+                let placeholder =
+                    format!("\"${{arguments.{}}}\" (blank means {}", argument.name, argument.blank);
+                assert_eq!(
+                    template.matches(&format!("${{arguments.{}}}", argument.name)).count(),
+                    1,
+                    "{template}"
+                );
+                assert!(template.contains(&placeholder), "{}: no {placeholder:?} in {template}", prompt.name);
+            }
+        }
+        let blank = get(&json!({"name": "recent"}), false).unwrap();
+        let text = blank["messages"][0]["content"]["text"].as_str().unwrap();
+        assert!(text.contains("Days back: \"\" (blank means 7)"), "{text}");
+        assert!(text.contains("Routine: \"\" (blank means every routine"), "{text}");
+    }
+
+    /// Each prompt names exactly the tools of its questions, in the order
+    /// the route table gives them, in every form of its text.
+    #[test]
+    fn each_prompt_names_its_routes_tools_in_order() {
+        for prompt in PROMPTS {
+            assert!(!prompt.routes.is_empty(), "{}", prompt.name);
+            for route in prompt.routes {
+                assert!(ROUTES.iter().any(|known| known.question == route.question), "{}", route.question);
+            }
+            for text in every_text(prompt) {
+                assert_eq!(named_tools(&text), routed_tools(prompt), "{}: {text}", prompt.name);
+            }
+        }
+    }
+
+    #[test]
+    fn routes_name_tools_of_the_table_and_clauses_are_read_as_written() {
+        for route in ROUTES {
+            assert!(!route.tools.is_empty(), "{}", route.question);
+            for name in route.tools {
+                assert!(tools::find(name).is_some(), "{}: {name} is no tool", route.question);
+            }
+        }
+        let text =
+            "a: health (x; y), get_execution; b: search_corpus. c: list_routines (a. b) and explain_match.";
+        assert_eq!(clause_tools(text, "a"), Some(vec!["health", "get_execution"]));
+        assert_eq!(clause_tools(text, "b"), Some(vec!["search_corpus"]));
+        assert_eq!(clause_tools(text, "c"), Some(vec!["list_routines", "explain_match"]));
+        assert_eq!(clause_tools(text, "d"), None);
     }
 }

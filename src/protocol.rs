@@ -40,45 +40,44 @@ const UNSUPPORTED_VERSION: i64 = -32022;
 /// What a session reads about resmon before any tool: a harness that defers
 /// tool definitions (Claude Code's tool search) shows the model this text and
 /// the tools' names only, so it routes the common questions to their tools
-/// (docs/findability.md). Neither text may need JSON escaping: the
-/// initialize answer is written out around it.
+/// (docs/findability.md), by the route table the prompts share
+/// (`prompts::ROUTES`; a test holds each clause to it). Neither text may
+/// need JSON escaping: the initialize answer is written out around it.
 const INSTRUCTIONS: &str = "resmon is a research monitor on this computer: its routines sweep \
-arXiv, PubMed and other sources into a local corpus of papers. Where questions start: what a \
-routine found lately: list_executions (newest first, routine_id to filter), then \
-get_execution_results with that exec_id; papers on a topic: search_corpus; is resmon up: health; \
-is the monitoring healthy: get_watchdog_findings (only broken and unusual are alarms) and a run's \
-coverage in get_execution; a person's papers: list_watch_profiles, then get_profile_matches, where \
-name_only means the name is on the paper, not proof that this person wrote it, so say so; why a \
-paper matched: explain_match; retracted or since published: get_paper_lifecycle; a run's \
-references as BibTeX or RIS: export_references with exec_id. Seven tools change things and \
-carry requires_confirmation: true (run_sweep, run_routine, create_routine, \
-create_watch_profile, activate_routine, deactivate_routine, update_settings); ask the person \
-before each. Runs start in the background: poll get_execution with the returned execution_id \
-until status is no longer running (interrupted means the app stopped mid-run, not that the \
-search failed). search_corpus pages with next_cursor passed back as cursor, other lists with \
-limit and offset. An error result opens with the sentence code: message, then the error object \
-{error, message, detail}; backend_unavailable means the resmon app is not reachable, and its \
-message says what to set or start. Keep resmon's caveats (match basis, coverage zero-reasons, \
-what resmon cannot verify) when you repeat an answer.";
+arXiv, PubMed and other sources into a local corpus of papers. Tools per question, in order: what a \
+routine found lately: list_executions (routine_id filters), get_execution (status, coverage), \
+get_execution_results; a routine's id by name: list_routines; papers on a topic: search_corpus; is \
+resmon up: health; is the monitoring healthy: health, get_watchdog_findings, list_routines \
+(missed_fires), list_executions (failed, interrupted), get_execution; a person's papers: \
+list_watch_profiles, get_profile_matches (a name_only match may be another person's paper: say so); \
+why a paper matched: explain_match; retracted or since published: get_paper_lifecycle; a run's \
+references: get_execution (running or interrupted: maybe partial), export_references; watch a \
+person: list_watch_profiles, create_watch_profile. Seven tools change things and carry \
+requires_confirmation: true (run_sweep, run_routine, create_routine, create_watch_profile, \
+activate_routine, deactivate_routine, update_settings); ask the person before each. A run starts in \
+the background: poll get_execution with its execution_id until status is not running (interrupted: \
+the app stopped mid-run, not a failed search). search_corpus pages with next_cursor as cursor, other \
+lists with limit and offset. An error opens with the sentence code: message, then {error, message, \
+detail}; backend_unavailable: resmon is not reachable, and its message says what to do. Pass on \
+resmon's caveats (match basis, coverage zero-reasons, what it cannot verify).";
 
-/// The same for a read-only session, naming only the tools it offers.
+/// The same for a read-only session: it routes only the questions whose
+/// tools it offers (contract-notes 28).
 const INSTRUCTIONS_READ_ONLY: &str = "resmon is a research monitor on this computer: its routines \
 sweep arXiv, PubMed and other sources into a local corpus of papers. This session only reads: \
-nothing here changes resmon, and running, creating or switching routines is done in the resmon \
-app. Where questions start: what a routine found lately: list_executions (newest first, \
-routine_id to filter), then get_execution_results with that exec_id; papers on a topic: \
-search_corpus; is resmon up: health; is the monitoring healthy: get_watchdog_findings (only broken \
-and unusual are alarms) and a run's coverage in get_execution; a person's papers: \
-list_watch_profiles, then get_profile_matches, where name_only means the name is on the paper, \
-not proof that this person wrote it, so say so; why a paper matched: explain_match; retracted or \
-since published: get_paper_lifecycle; a run's references as BibTeX or RIS: export_references \
-with exec_id. A run in progress shows status running in get_execution until it ends \
-(interrupted means the app stopped mid-run, not that the search failed). search_corpus pages \
-with next_cursor passed back as cursor, other lists with limit and offset. An error result opens \
-with the sentence code: message, then the error object {error, message, detail}; \
-backend_unavailable means the resmon app is not reachable, and its message says what to set or \
-start. Keep resmon's caveats (match basis, coverage zero-reasons, what resmon cannot verify) when \
-you repeat an answer.";
+running, creating or switching routines is done in the resmon app. Tools per question, in order: \
+what a routine found lately: list_executions (routine_id filters), get_execution (status, coverage), \
+get_execution_results; a routine's id by name: list_routines; papers on a topic: search_corpus; is \
+resmon up: health; is the monitoring healthy: health, get_watchdog_findings, list_routines \
+(missed_fires), list_executions (failed, interrupted), get_execution; a person's papers: \
+list_watch_profiles, get_profile_matches (a name_only match may be another person's paper: say so); \
+why a paper matched: explain_match; retracted or since published: get_paper_lifecycle; a run's \
+references: get_execution (running or interrupted: maybe partial), export_references. A run in \
+progress shows status running in get_execution until it ends (interrupted: the app stopped mid-run, \
+not a failed search). search_corpus pages with next_cursor as cursor, other lists with limit and \
+offset. An error opens with the sentence code: message, then {error, message, detail}; \
+backend_unavailable: resmon is not reachable, and its message says what to do. Pass on resmon's \
+caveats (match basis, coverage zero-reasons, what it cannot verify).";
 
 /// The instructions a session in this mode reads.
 pub fn instructions(read_only: bool) -> &'static str {
@@ -519,6 +518,7 @@ mod tests {
     /// names: the fields and values they mention.
     const NOT_TOOLS: &[&str] = &[
         "routine_id",
+        "missed_fires",
         "exec_id",
         "name_only",
         "requires_confirmation",
@@ -528,8 +528,7 @@ mod tests {
     ];
 
     /// Every identifier either text names is a tool of the table (one a
-    /// read-only session offers, for its text) or a field it knows of; the
-    /// read-only text names no write, and both route the same questions.
+    /// read-only session offers, for its text) or a field it knows of.
     #[test]
     fn the_instructions_name_only_tools_the_session_offers() {
         for read_only in [false, true] {
@@ -547,15 +546,36 @@ mod tests {
                     "the read-only instructions name `{word}`, which a read-only session does not offer"
                 );
             }
-            for entry in ["list_executions", "get_execution_results", "search_corpus", "health"] {
-                assert!(text.contains(entry), "{entry} (read-only: {read_only})");
-            }
-            for route in ["get_watchdog_findings", "get_profile_matches", "name_only", "explain_match"] {
-                assert!(text.contains(route), "{route} (read-only: {read_only})");
-            }
-            for route in ["get_paper_lifecycle", "export_references", "interrupted", "caveats"] {
-                assert!(text.contains(route), "{route} (read-only: {read_only})");
+            for rule in ["interrupted", "caveats", "name_only"] {
+                assert!(text.contains(rule), "{rule} (read-only: {read_only})");
             }
         }
+    }
+
+    /// Both texts route by the table the prompts share: each question whose
+    /// tools the session offers has its clause, naming exactly its tools in
+    /// order; a question the session cannot answer is not mentioned.
+    #[test]
+    fn the_instructions_route_every_question_of_the_table_in_its_order() {
+        for read_only in [false, true] {
+            let text = instructions(read_only);
+            for route in prompts::ROUTES {
+                let clause = prompts::clause_tools(text, route.question);
+                if prompts::route_is_offered(route, read_only) {
+                    assert_eq!(
+                        clause.as_deref(),
+                        Some(route.tools),
+                        "{:?} (read-only: {read_only}) in: {text}",
+                        route.question
+                    );
+                } else {
+                    assert_eq!(clause, None, "{:?} (read-only: {read_only})", route.question);
+                }
+            }
+        }
+        assert!(
+            prompts::ROUTES.iter().any(|route| !prompts::route_is_offered(route, true)),
+            "the filter is tried"
+        );
     }
 }

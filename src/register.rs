@@ -230,8 +230,10 @@ impl Registration {
     }
 
     /// What `harness` does before a read and before a write, registered as
-    /// printed. Each claim names where it comes from: tried here, the
-    /// harness's own documentation, or "not verified".
+    /// printed. Each claim names where it comes from: CI's harness stages
+    /// (tests/agents/, tests/harnesses/), the harness's own documentation or
+    /// source, or "not verified". A harness's interactive questions are not
+    /// tried in CI, which runs each one headless.
     pub(crate) fn approval(&self, harness: &str) -> String {
         let reads = read_tools().count();
         let writes = tools::TOOLS.len() - reads;
@@ -247,16 +249,16 @@ impl Registration {
         if self.read_only {
             let rest = match harness {
                 "claude_code" => format!(
-                    "Claude Code asks before each tool by default, and the permissions fragment lets the {reads} \
-                     reads run unasked"
+                    "Claude Code asks before each tool by default ({CLAUDE_CODE_DOCS}), and the permissions \
+                     fragment lets the {reads} reads run unasked"
                 ),
-                "codex" => format!("Codex runs the {reads} reads unasked"),
+                "codex" => format!("Codex runs the {reads} reads unasked (in CI)"),
                 "json" => documented.to_string(),
                 "gemini" => format!(
-                    "Gemini CLI asks before each tool of a server it does not trust, and the policy file lets the \
-                     {reads} reads run unasked (and offers them in `-p`)"
+                    "Gemini CLI asks before each tool of a server it does not trust ({GEMINI_DOCS}), and the policy \
+                     file lets the {reads} reads run unasked (in `-p`, in CI)"
                 ),
-                "opencode" => format!("opencode runs the {reads} reads unasked"),
+                "opencode" => format!("opencode runs the {reads} reads unasked ({OPENCODE_SOURCE})"),
                 _ => "not verified what it does before a read".to_string(),
             };
             return format!("read-only: no write is offered; {rest}");
@@ -265,26 +267,31 @@ impl Registration {
             "RESMON_MCP_READ_ONLY=1 (`resmon-mcp --check --read-only` prints that registration)";
         match harness {
             "claude_code" => format!(
-                "Claude Code asks before every tool by default, reads included; with the permissions fragment the \
-                 {reads} reads run unasked and each of the {writes} writes still asks"
+                "Claude Code asks before every tool by default, reads included ({CLAUDE_CODE_DOCS}); with the \
+                 permissions fragment the {reads} reads run unasked and each of the {writes} writes still asks (in \
+                 CI, `claude -p` runs the reads and denies each write)"
             ),
             "codex" => format!(
                 "Codex by default asks only before writes marked destructive or open-world ({codex_asks} of the \
-                 {writes}); `default_tools_approval_mode = \"writes\"` in this block makes it ask before all \
-                 {writes}, and the {reads} reads run unasked"
+                 {writes}; its approval rule as read in its source, not verified in CI); \
+                 `default_tools_approval_mode = \"writes\"` in this block makes it ask before all {writes}, and \
+                 the {reads} reads run unasked (in CI, under approval policy never, the reads run and all {writes} \
+                 writes are refused)"
             ),
             "json" => format!(
                 "this block cannot carry an approval setting; {documented}; where nobody can answer, register with \
                  {read_only_choice}"
             ),
             "gemini" => format!(
-                "Gemini CLI asks before each tool of a server it does not trust, reads included, and offers none in \
-                 `-p`; with the policy file the {reads} reads run unasked and each of the {writes} writes still asks \
-                 (left out in `-p`); `trust` or `--yolo` would run the writes unasked"
+                "in a session Gemini CLI asks before each tool of a server it does not trust, reads included, and \
+                 with the policy file the {reads} reads run unasked and each of the {writes} writes still asks \
+                 ({GEMINI_DOCS}); in `-p` (in CI) it offers no tool without the file, and with it runs the reads \
+                 and leaves the writes out; `trust` or `--yolo` would run the writes unasked"
             ),
             "opencode" => format!(
-                "opencode runs every MCP tool unasked by default; the `permission` entries in this block make it \
-                 ask before each of the {writes} writes (`opencode run` rejects them), and the reads run unasked"
+                "opencode runs every MCP tool unasked by default, and the `permission` entries in this block make \
+                 it ask before each of the {writes} writes, so the reads run unasked ({OPENCODE_SOURCE}, where \
+                 `opencode run` rejected each write)"
             ),
             _ => format!("not verified; where nobody can answer, register with {read_only_choice}"),
         }
@@ -371,6 +378,15 @@ impl Registration {
         Value::Object(self.env.iter().map(|(key, value)| (key.clone(), json!(value))).collect())
     }
 }
+
+/// Where the approval lines' claims about a harness's interactive questions
+/// come from: CI runs each harness headless, so these are its documentation
+/// (or, for opencode, which has no CI stage, a run by hand).
+const CLAUDE_CODE_DOCS: &str = "its permissions documentation, code.claude.com/docs/en/permissions";
+const GEMINI_DOCS: &str =
+    "its documentation of a server's `trust` and of its policy engine; not verified in CI";
+const OPENCODE_SOURCE: &str = "its \"Permissions\" documentation, opencode.ai/docs/permissions; tried by hand with opencode 1.18.33, \
+     not verified in CI";
 
 /// The harnesses, as keyed in `--check --json`'s `register` and `register_approval`.
 const HARNESSES: [&str; 5] = ["claude_code", "codex", "json", "gemini", "opencode"];

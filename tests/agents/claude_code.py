@@ -5,20 +5,23 @@ stand-in is scripted). Standard library only. Run inside a network
 namespace that holds only loopback (run.sh does).
 
 Checks, each a PASS or FAIL line:
-- registered with the exact `claude mcp add` line `--check` prints (and,
-  when `--check` prints one, its `permissions.allow` fragment merged into
-  ~/.claude/settings.json), `claude mcp get resmon` shows Connected;
+- registered with the exact `claude mcp add` line `--check` prints and its
+  `permissions.allow` fragment merged into ~/.claude/settings.json (a
+  --check that prints no fragment is a failure: it always prints one),
+  `claude mcp get resmon` shows Connected;
 - default mode (tool search on): the first request carries the server's
   instructions and the definitions of exactly the tools whose tools/list
   `_meta` marks them always-loaded, and names every other tool as deferred;
   the budget (those definitions as sent, plus the instructions) is printed
   and held to 4,096 bytes;
-- a common question is answered by an always-loaded read tool with no
-  ToolSearch call (a note, not a check, while no tool is always-loaded);
+- the most common question, what a routine found lately, is answered with
+  no ToolSearch call: the stand-in calls the tools the server's instructions
+  give that question, in their order (list_executions, get_execution,
+  get_execution_results), each always-loaded, and each call succeeds on a
+  run that list_executions listed;
 - with ENABLE_TOOL_SEARCH=false all 25 definitions are in the first request;
-- headless, with the allow fragment (or --allowedTools of the 18 reads when
-  none is printed), the 18 reads run and each of the 7 writes is denied
-  with nothing reaching resmon (the fake's request log);
+- headless, with the allow fragment, the 18 reads run and each of the 7
+  writes is denied with nothing reaching resmon (the fake's request log);
 - the model reads a success as the structuredContent JSON and an error as
   its sentence first;
 - with resmon stopped the server still connects and `health` reads as the
@@ -30,6 +33,7 @@ Usage: claude_code.py --claude BIN --server BIN --fake BIN --calls calls.json
 import argparse
 import json
 import os
+import re
 import sys
 import time
 
@@ -43,6 +47,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from standins import StoppedResmon  # noqa: E402
 
 BUDGET_BYTES = 4096
+# The question whose route (in the server's instructions, from the route
+# table of src/prompts.rs) the common-question check follows.
+FOUND_LATELY = "what a routine found lately"
 # What Claude Code answers in place of running a tool nobody allowed (2.1.332).
 DENIED_WORDS = ("permission", "haven't granted")
 
@@ -106,26 +113,26 @@ def exercise(claude: Claude, stopped: Claude, model: AnthropicStandin, args, tal
         print(f"# parsed from --check: {registration.claude_line}", flush=True)
         fragment = registration.allow_fragment
         reads = [PREFIX + name for name in surface.reads]
-        if fragment is not None:
-            allowed = fragment["permissions"]["allow"]
-            print(f"# parsed from --check under {registration.allow_where!r}: a permissions.allow fragment of "
-                  f"{len(allowed)} names, merged into ~/.claude/settings.json", flush=True)
-            tally.check(sorted(allowed) == sorted(reads),
-                        f"the printed allow fragment names exactly the {EXPECTED_READS} read tools",
-                        f"it names {sorted(allowed)}; the reads are {sorted(reads)}")
-            allow_options: list[str] = []
-        else:
-            print(f"# --check prints no permissions.allow fragment: the headless runs pass --allowedTools of "
-                  f"the {len(reads)} reads instead", flush=True)
-            allow_options = ["--allowedTools", ",".join(reads)]
+        # --check always prints the fragment; without it the reads would have
+        # to be allowed some other way, and the stage would no longer test
+        # what a person pastes.
+        if not tally.check(fragment is not None, "--check prints Claude Code's permissions.allow fragment",
+                           f"no JSON object with permissions.allow of {PREFIX} names in: {brief(printed.stdout)}"):
+            return
+        allowed = fragment["permissions"]["allow"]
+        print(f"# parsed from --check under {registration.allow_where!r}: a permissions.allow fragment of "
+              f"{len(allowed)} names, merged into ~/.claude/settings.json", flush=True)
+        tally.check(sorted(allowed) == sorted(reads),
+                    f"the printed allow fragment names exactly the {EXPECTED_READS} read tools",
+                    f"it names {sorted(allowed)}; the reads are {sorted(reads)}")
+        allow_options: list[str] = []
 
         add = claude.run(*registration.claude_argv(claude.binary)[1:])
         entry = claude.server_entry()
         tally.check(add.returncode == 0 and entry.get("command") == args.server and entry.get("env") == fake.env,
                     "the printed `claude mcp add` line registers resmon with its command and environment",
                     f"exit {add.returncode}, entry {entry}, stderr {add.stderr[-500:]}")
-        if fragment is not None:
-            claude.merge_settings(fragment)
+        claude.merge_settings(fragment)
         shown = claude.run("mcp", "get", "resmon")
         tally.check(shown.returncode == 0 and "Connected" in shown.stdout,
                     "claude mcp get resmon: Connected", f"exit {shown.returncode}: {shown.stdout[-800:]}"
@@ -144,8 +151,7 @@ def exercise(claude: Claude, stopped: Claude, model: AnthropicStandin, args, tal
             key = words[i + 1].split("=", 1)[0]
             words[i + 1] = f"{key}={gone.env[key]}"
     stopped.run(*words[1:])
-    if fragment is not None:
-        stopped.merge_settings(fragment)
+    stopped.merge_settings(fragment)
     shown = stopped.run("mcp", "get", "resmon")
     tally.check(shown.returncode == 0 and "Connected" in shown.stdout,
                 "with resmon stopped, claude mcp get resmon still shows Connected",
@@ -159,15 +165,43 @@ def exercise(claude: Claude, stopped: Claude, model: AnthropicStandin, args, tal
                 f"model got {brief(seen)}; {talk.why()}")
 
 
+def routed_tools(instructions: str, question: str, names: list[str]) -> list[str]:
+    """The tools the instructions' clause `<question>: …` names, in order:
+    the clause runs to the first `;` or `. ` outside parentheses, as
+    prompts::clause_tools reads it."""
+    start = instructions.find(question + ": ")
+    if start < 0:
+        return []
+    rest, depth, end = instructions[start + len(question) + 2:], 0, None
+    for at, c in enumerate(rest):
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif depth == 0 and (c == ";" or (c == "." and rest[at + 1:at + 2] in ("", " "))):
+            end = at
+            break
+    words = re.findall(r"\w+", rest[:end])
+    return [word for word in dict.fromkeys(words) if word in names]
+
+
 def default_mode(claude: Claude, surface: Surface, calls: dict, allow_options: list[str], tally: Tally) -> None:
     always = surface.always
-    entry_reads = [name for name in always if name in surface.reads]
-    if entry_reads:
-        tool = entry_reads[0]
-        turns = [[(PREFIX + tool, calls.get(tool, {}))]]
-    else:
-        tool = None
-        turns = [select_turn(["health"]), [("mcp__resmon__health", {})]]
+    # The common question, asked as the instructions route it: their tools
+    # in their order, with the run calls.rs names (the fake lists it).
+    route = routed_tools(surface.instructions, FOUND_LATELY, surface.names)
+    exec_id = calls.get("get_execution_results", {}).get("exec_id")
+    arguments = {name: dict(calls.get(name, {})) for name in route}
+    for name in route:
+        if "exec_id" in arguments[name]:
+            arguments[name]["exec_id"] = exec_id
+    turns = [[(PREFIX + name, arguments[name])] for name in route]
+    if not tally.check(route[:1] == ["list_executions"] and "get_execution_results" in route
+                       and all(name in always for name in route) and exec_id is not None,
+                       f"the instructions route {FOUND_LATELY!r} through always-loaded tools, list_executions first "
+                       "and get_execution_results among them",
+                       f"they give {route}; always-loaded {always}"):
+        return
     talk = claude.prompt(turns, *allow_options)
     first = talk.first_request()
     if not tally.check(talk.ok(len(turns)) and first, "default mode: a headless run completes through the stand-in",
@@ -197,15 +231,19 @@ def default_mode(claude: Claude, surface: Surface, calls: dict, allow_options: l
           f"{len(deferred)} deferred names, {names} bytes with their line ends)", flush=True)
     tally.check(budget <= BUDGET_BYTES, f"default mode: the budget is within {BUDGET_BYTES} bytes ({budget})",
                 f"{budget} bytes = definitions {definitions} + instructions {instructions}")
-    if tool is None:
-        print("NOTE claude-code no tool is always-loaded yet: the common-question check (an always-loaded read "
-              "answers with no ToolSearch call) has nothing to call", flush=True)
-        return
     searched = [use for use in talk.tool_uses() if use.get("name") == "ToolSearch"]
-    seen = (talk.seen or [{}])[0]
-    tally.check(not searched and seen.get("name") == PREFIX + tool and not seen.get("is_error"),
-                f"a common question is answered by the always-loaded {tool} with no ToolSearch call",
-                f"ToolSearch calls {searched}; the model saw {brief(seen)}")
+    seen = (talk.seen or [])[-len(route):]
+    failed = [(s.get("name"), brief(result_text(s.get("content")), 200)) for s in seen if s.get("is_error")]
+    try:
+        listed = [run.get("id") for run in json.loads(result_text(seen[0].get("content")))["executions"]]
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        listed = []
+    tally.check(not searched and [s.get("name") for s in seen] == [PREFIX + name for name in route] and not failed
+                and exec_id in listed,
+                f"{FOUND_LATELY!r} is answered with no ToolSearch call: {', '.join(route)} in that order, each "
+                f"succeeding, on run {exec_id} that list_executions listed",
+                f"ToolSearch calls {searched}; the model saw {[s.get('name') for s in seen]}; failed {failed}; "
+                f"listed runs {listed}")
 
 
 def tool_search_off(claude: Claude, surface: Surface, allow_options: list[str], tally: Tally) -> None:
@@ -240,7 +278,7 @@ def reads_and_writes(claude: Claude, fake: LoggedFake, surface: Surface, calls: 
     uses = [use for use in talk.tool_uses() if use.get("name", "").startswith(PREFIX)]
     failed = [(s["name"], brief(result_text(s.get("content")), 200)) for s in seen[:-1] if s.get("is_error")]
     tally.check(not failed, f"headless: the {len(surface.reads)} read tools run "
-                f"({'allowed by the printed fragment' if not allow_options else 'allowed by --allowedTools'})",
+                "(allowed by the printed fragment)",
                 f"refused or failed: {failed}")
     # What the model reads for a success: the structuredContent JSON, not the text block.
     mismatched = []

@@ -24,7 +24,10 @@ fn names(tools: &[&Value]) -> String {
 /// The prompts as an MCP Bundle manifest declares them: name, description,
 /// the argument names in order, and the text with each argument standing as
 /// `${arguments.<name>}` (what `prompts/get` answers once each is replaced).
-/// A prompt a read-only session does not offer says so, as the writes do.
+/// A manifest's prompt has no condition (MCPB 0.3 gives a prompt a name, a
+/// description, argument names and a text, and substitutes user_config only
+/// in `mcp_config`), so a prompt a read-only session does not offer is
+/// declared in every bundle; its description says so plainly.
 fn render_prompts(prompts: &[Value]) -> Vec<Value> {
     prompts
         .iter()
@@ -34,7 +37,11 @@ fn render_prompts(prompts: &[Value]) -> Vec<Value> {
             let description = if resmon_mcp::prompts::is_offered(prompt, true) {
                 prompt.description.to_string()
             } else {
-                format!("{} (not offered when Read-only is on)", prompt.description)
+                format!(
+                    "{} Listed in every bundle, but with Read-only on the server does not offer it and \
+                     refuses the write it leads to.",
+                    prompt.description
+                )
             };
             let arguments: Vec<&str> =
                 listed["arguments"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();

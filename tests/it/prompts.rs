@@ -157,7 +157,7 @@ fn both_eras_declare_list_and_serve_every_prompt() {
             session.request("prompts/get", json!({"name": prompt.name, "arguments": longest(prompt)}));
         assert!(answer["result"].get("resultType").is_none(), "{answer}");
         assert_eq!(text_of(&answer), stateless_text, "{}", prompt.name);
-        // Required arguments alone are enough; the defaults fill the rest.
+        // Required arguments alone are enough; the text says what the blanks mean.
         let answer =
             session.request("prompts/get", json!({"name": prompt.name, "arguments": required_only(prompt)}));
         text_of(&answer);
@@ -173,22 +173,24 @@ fn arguments_take_their_defaults_and_canonical_forms() {
         let answer = session.request("prompts/get", json!({"name": name, "arguments": arguments}));
         text_of(&answer).to_string()
     };
+    // Left out, a value is written blank and the text says what a blank
+    // means (the bundle's template, filled in by a host, reads the same).
     let absent = get(&mut session, "recent", json!({}));
-    assert!(absent.contains("last 7 days"), "{absent}");
-    assert!(!absent.contains("for the routine"), "no routine given: every routine: {absent}");
+    assert!(absent.contains("Days back: \"\" (blank means 7)"), "{absent}");
+    assert!(absent.contains("Routine: \"\" (blank means every routine"), "{absent}");
     assert_eq!(get(&mut session, "recent", json!({"days": "", "routine": ""})), absent, "\"\" is absent");
     let no_arguments = session.request("prompts/get", json!({"name": "recent"}));
     assert_eq!(text_of(&no_arguments), absent);
     let null_arguments = session.request("prompts/get", json!({"name": "recent", "arguments": null}));
     assert_eq!(text_of(&null_arguments), absent);
     let thirty = get(&mut session, "recent", json!({"days": "030", "routine": "LLM safety"}));
-    assert!(thirty.contains("last 30 days") && thirty.contains("\"LLM safety\""), "{thirty}");
+    assert!(thirty.contains("Days back: \"30\"") && thirty.contains("Routine: \"LLM safety\""), "{thirty}");
     let by_id = get(&mut session, "recent", json!({"routine": "4"}));
-    assert!(by_id.contains("\"4\"") && by_id.contains("routine_id"), "{by_id}");
+    assert!(by_id.contains("Routine: \"4\"") && by_id.contains("routine_id"), "{by_id}");
     let export = get(&mut session, "export", json!({"exec_id": "115"}));
-    assert!(export.contains("run 115 as bibtex") && export.contains("format bibtex"), "{export}");
+    assert!(export.contains("run 115 ") && export.contains("Format: \"\" (blank means bibtex)"), "{export}");
     let ris = get(&mut session, "export", json!({"exec_id": "115", "format": "RIS"}));
-    assert!(ris.contains("format ris"), "{ris}");
+    assert!(ris.contains("Format: \"ris\""), "{ris}");
     let paper = get(&mut session, "paper", json!({"doc_id": "9007199254740991"}));
     assert!(paper.contains("paper 9007199254740991 "), "{paper}");
 }
@@ -393,6 +395,29 @@ fn prompts_and_instructions_name_only_tools_the_session_offers() {
                 }
             }
         }
+        // One routing: the instructions give each question the session can
+        // answer the tools of the route table in its order, and each prompt
+        // names exactly its questions' tools in order.
+        for route in resmon_mcp::prompts::ROUTES {
+            let clause = resmon_mcp::prompts::clause_tools(&instructions, route.question);
+            if resmon_mcp::prompts::route_is_offered(route, read_only_session) {
+                assert_eq!(clause.as_deref(), Some(route.tools), "{:?} in {instructions}", route.question);
+            } else {
+                assert_eq!(clause, None, "{:?} is not a question this session answers", route.question);
+            }
+        }
+        for name in listed_prompts(&list["result"]) {
+            let prompt = PROMPTS.iter().find(|prompt| prompt.name == name).unwrap();
+            let answer = session.request("prompts/get", json!({"name": name, "arguments": longest(prompt)}));
+            assert_eq!(tools_named(text_of(&answer)), resmon_mcp::prompts::routed_tools(prompt), "{name}");
+            for route in prompt.routes {
+                assert!(
+                    resmon_mcp::prompts::clause_tools(&instructions, route.question).is_some(),
+                    "the instructions route {:?}, which prompt {name} answers",
+                    route.question
+                );
+            }
+        }
         let named_by_instructions = tools_named(&instructions);
         assert!(!named_by_instructions.is_empty());
         for tool in &named_by_instructions {
@@ -446,10 +471,44 @@ fn prompts_fit_their_budgets() {
         ))
         .len();
         println!(
-            "prompt {}: {bytes} B at the longest accepted values, {short} B with the defaults",
+            "prompt {}: {bytes} B at the longest accepted values, {short} B with only the required ones",
             prompt.name
         );
         assert!(bytes <= TEXT_BUDGET, "{}: {bytes} B over {TEXT_BUDGET} B", prompt.name);
+    }
+}
+
+/// Claude Code passes one word per argument, so a name may arrive cut short
+/// (`/mcp__resmon__person Ada Lovelace` gives "Ada"): the texts that take a
+/// name have the model find what it could mean and ask, and the one that
+/// leads to a write asks for the full name before proposing it.
+#[test]
+fn a_name_that_may_be_cut_short_is_checked_with_the_person() {
+    let mut session = Session::initialized(&[]);
+    let mut get = |name: &str, arguments: Value| {
+        text_of(&session.request("prompts/get", json!({"name": name, "arguments": arguments}))).to_string()
+    };
+    let person = get("person", json!({"person": "Ada"}));
+    assert!(person.contains("\"Ada\"") && person.contains("maybe only its first word"), "{person}");
+    assert!(person.contains("show me the candidates and ask which"), "{person}");
+    let recent = get("recent", json!({"days": "14", "routine": "LLM"}));
+    assert!(recent.contains("maybe only its first word"), "{recent}");
+    assert!(recent.contains("show me the candidates and ask which"), "{recent}");
+    let watch = get("watch", json!({"name": "Ada"}));
+    let full_name = watch.find("ask me for the person's full name").unwrap_or_else(|| panic!("{watch}"));
+    let proposal = watch.find("create_watch_profile").unwrap();
+    assert!(full_name < proposal && watch.contains("the full name I confirmed"), "{watch}");
+    // The argument descriptions say so where the harness shows them.
+    let list = session.request("prompts/list", json!({}));
+    for (prompt, argument) in [("recent", "routine"), ("person", "person"), ("watch", "name")] {
+        let entry =
+            list["result"]["prompts"].as_array().unwrap().iter().find(|p| p["name"] == prompt).unwrap();
+        let described =
+            entry["arguments"].as_array().unwrap().iter().find(|a| a["name"] == argument).unwrap();
+        assert!(
+            described["description"].as_str().unwrap().contains("Claude Code passes one word"),
+            "{entry}"
+        );
     }
 }
 

@@ -31,7 +31,44 @@ pub fn load_template(root: &Path, package: &Package) -> anyhow::Result<Value> {
     check_prompts(&template, &server_prompts()).map_err(|why| {
         anyhow::anyhow!("{TEMPLATE} is out of date: {why}; regenerate it with {REGENERATE}")
     })?;
+    check_blank_rendering(&template).map_err(|why| anyhow::anyhow!("{TEMPLATE}: {why}"))?;
     Ok(template)
+}
+
+/// A host fills in a manifest prompt's text itself, and writes an optional
+/// argument the person left out as nothing. Filled in that way, with the
+/// required arguments given, each declared text must be exactly what the
+/// server's `prompts/get` serves for the same call, so the blank reads as
+/// the server means it (a default, or every routine) and not as a value.
+fn check_blank_rendering(template: &Value) -> Result<(), String> {
+    use resmon_mcp::prompts::Kind;
+    for entry in template["prompts"].as_array().into_iter().flatten() {
+        let name = entry["name"].as_str().unwrap_or_default();
+        let prompt = resmon_mcp::prompts::find(name)
+            .ok_or_else(|| format!("it declares a prompt {name:?} the server lacks"))?;
+        let mut text = entry["text"].as_str().unwrap_or_default().to_string();
+        let mut given = Map::new();
+        for argument in prompt.arguments {
+            let value = match (argument.required, argument.kind) {
+                (false, _) => "",
+                (true, Kind::Days | Kind::Id) => "7",
+                (true, Kind::IdOrName | Kind::Text) => "Ada",
+                (true, Kind::Format) => "ris",
+            };
+            text = text.replace(&format!("${{arguments.{}}}", argument.name), value);
+            if argument.required {
+                given.insert(argument.name.to_string(), json!(value));
+            }
+        }
+        let served = resmon_mcp::prompts::get(&json!({"name": name, "arguments": given}), false)
+            .map_err(|refusal| format!("prompts/get {name} was refused: {}", refusal.message))?;
+        if served["messages"][0]["content"]["text"].as_str() != Some(text.as_str()) {
+            return Err(format!(
+                "prompt {name}, filled in with its optional arguments left blank, is not what the server serves"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// One prompt as the server serves it and the manifest must declare it.
@@ -231,6 +268,20 @@ mod tests {
         let mut more = served();
         more.push(DeclaredPrompt { name: "export".into(), arguments: vec![], text: String::new() });
         assert!(check_prompts(&manifest, &more).unwrap_err().contains("export"));
+    }
+
+    /// The checked-in template passes, and a text that writes a blank
+    /// where the server writes its default does not.
+    #[test]
+    fn a_prompt_left_blank_reads_as_the_server_serves_it() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(TEMPLATE);
+        let manifest: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert_eq!(check_blank_rendering(&manifest), Ok(()));
+        let mut older = manifest.clone();
+        let recent =
+            older["prompts"].as_array_mut().unwrap().iter_mut().find(|p| p["name"] == "recent").unwrap();
+        recent["text"] = json!(recent["text"].as_str().unwrap().replace(" (blank means 7)", ""));
+        assert!(check_blank_rendering(&older).unwrap_err().contains("recent"));
     }
 
     #[test]
