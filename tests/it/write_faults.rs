@@ -730,3 +730,22 @@ fn a_read_back_of_another_routine_is_not_shown_as_the_new_one() {
     assert_eq!(error["detail"]["read_back_id"], json!(99), "{error}");
     assert_eq!(bench.count("POST", "/api/routines"), 1);
 }
+
+#[test]
+fn a_field_resmon_did_not_keep_is_said_without_a_guess_at_why() {
+    let mut bench = bench();
+    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::DropKey("intent".into()));
+    let created = bench.ok(
+        "create_routine",
+        json!({"name": "All kept", "keywords": ["graph attention"], "sources": ["arxiv"],
+               "schedule": "0 8 * * 1", "intent": "Graph attention for molecules"}),
+    );
+    assert_eq!(created["not_kept"], json!(["intent"]), "{created}");
+    let detail = created["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the read-back lacks it, so the routine resmon holds is without it."),
+        "{detail}"
+    );
+    assert!(!detail.contains("Updating resmon"), "no guess at a cause resmon did not give: {detail}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+}
