@@ -9,6 +9,8 @@
 //! neither list, so it is refused until someone decides; it never arrives
 //! writable by default.
 
+use serde_json::{Value, json};
+
 /// The six groups a request may name. `cloud` and the `execution` route are
 /// left out on purpose (contract 1.0 "Excluded on purpose" and "The
 /// settings update_settings may change": six groups, though resmon has seven).
@@ -94,10 +96,85 @@ pub fn is_reachable_group(group: &str) -> bool {
     GROUPS.contains(&group)
 }
 
-/// The first credential word found in `key`, ignoring case.
+/// Words of a name that hold a credential word but name no credential: the
+/// search terms and authors resmon's records carry. They are set aside only
+/// as whole words of the name, so `authorization` or `keywords_api_key`
+/// stays credential-shaped.
+const INNOCENT_WORDS: [&str; 4] = ["keyword", "keywords", "author", "authors"];
+
+/// The first credential word found in `key`, ignoring case: anywhere in the
+/// name, except inside one of its words that is one of `INNOCENT_WORDS`
+/// (words are split at anything but a letter or digit, and where a lower-case
+/// letter meets a capital).
 pub fn credential_word(key: &str) -> Option<&'static str> {
-    let lower = key.to_ascii_lowercase();
-    CREDENTIAL_WORDS.iter().copied().find(|word| lower.contains(word))
+    words_of(key)
+        .filter(|word| !INNOCENT_WORDS.contains(&word.as_str()))
+        .find_map(|word| CREDENTIAL_WORDS.iter().copied().find(|credential| word.contains(credential)))
+}
+
+/// The words of a key's name, lower-cased.
+fn words_of(key: &str) -> impl Iterator<Item = String> + '_ {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for character in key.chars() {
+        if !character.is_alphanumeric() {
+            words.push(std::mem::take(&mut current));
+            previous_lower = false;
+            continue;
+        }
+        if character.is_uppercase() && previous_lower {
+            words.push(std::mem::take(&mut current));
+        }
+        previous_lower = character.is_lowercase() || character.is_ascii_digit();
+        current.extend(character.to_lowercase());
+    }
+    words.push(current);
+    words.into_iter().filter(|word| !word.is_empty())
+}
+
+/// What stands in for a value that is not shown.
+pub fn withheld() -> Value {
+    json!({"withheld": true})
+}
+
+/// Withholds, in place, the value of every credential-shaped key at any
+/// depth of `value` (objects inside objects and arrays), and inside JSON text:
+/// a string that is, whole, a JSON object or array is read, and when
+/// anything in it is withheld it is replaced by that JSON written out again
+/// with the values withheld. Answers whether anything was withheld. Keys are
+/// kept, so a reader still sees that resmon holds such a field.
+pub fn withhold_credentials(value: &mut Value) -> bool {
+    match value {
+        Value::Object(object) => {
+            let mut any = false;
+            for (key, inner) in object.iter_mut() {
+                if credential_word(key).is_some() {
+                    if *inner != withheld() {
+                        *inner = withheld();
+                    }
+                    any = true;
+                } else {
+                    any |= withhold_credentials(inner);
+                }
+            }
+            any
+        }
+        Value::Array(items) => items.iter_mut().fold(false, |any, item| withhold_credentials(item) | any),
+        Value::String(text) => {
+            let trimmed = text.trim_start();
+            if !trimmed.starts_with(['{', '[']) {
+                return false;
+            }
+            let Ok(mut inner) = serde_json::from_str::<Value>(text) else { return false };
+            if !withhold_credentials(&mut inner) {
+                return false;
+            }
+            *text = inner.to_string();
+            true
+        }
+        _ => false,
+    }
 }
 
 pub(crate) fn withheld_reason(key: &str) -> Option<&'static str> {
@@ -106,6 +183,11 @@ pub(crate) fn withheld_reason(key: &str) -> Option<&'static str> {
 
 pub fn is_writable(key: &str) -> bool {
     WRITABLE.contains(&key)
+}
+
+/// Whether `key` is one of the app's own settings keys, on either list.
+pub fn is_known(key: &str) -> bool {
+    is_writable(key) || withheld_reason(key).is_some()
 }
 
 #[cfg(test)]
@@ -118,6 +200,42 @@ mod tests {
         assert_eq!(credential_word("OAuthClient"), Some("auth"));
         assert_eq!(credential_word("smtp_Password"), Some("password"));
         assert_eq!(credential_word("ai_model"), None);
+    }
+
+    #[test]
+    fn search_terms_and_authors_are_not_credentials_but_their_neighbours_are() {
+        for innocent in
+            ["keywords", "matched_keywords", "keyword_count", "authors", "matched_author", "authorName"]
+        {
+            assert_eq!(credential_word(innocent), None, "{innocent}");
+        }
+        for shaped in ["authorization", "keywords_api_key", "authorToken", "apiKey", "x-auth-header"] {
+            assert!(credential_word(shaped).is_some(), "{shaped}");
+        }
+    }
+
+    #[test]
+    fn credential_values_are_withheld_at_any_depth_and_inside_json_text() {
+        let mut record = json!({
+            "name": "R",
+            "webhook_secret": "S3",
+            "parameters": {"keywords": ["a"], "hooks": [{"url": "u", "api_token": "T"}]},
+            "storage_settings": "{\"auth_header\": \"Bearer S4\", \"folder\": \"x\"}",
+            "notes": "{not json but {\"password\": \"p\"}",
+            "plain": "[1, 2]",
+        });
+        assert!(withhold_credentials(&mut record));
+        assert_eq!(record["webhook_secret"], withheld());
+        assert_eq!(record["parameters"]["keywords"], json!(["a"]));
+        assert_eq!(record["parameters"]["hooks"][0], json!({"url": "u", "api_token": {"withheld": true}}));
+        let storage: Value = serde_json::from_str(record["storage_settings"].as_str().unwrap()).unwrap();
+        assert_eq!(storage, json!({"auth_header": {"withheld": true}, "folder": "x"}));
+        // Text that is not whole JSON is left as it is (contract-notes 13 says so).
+        assert_eq!(record["notes"], json!("{not json but {\"password\": \"p\"}"));
+        assert_eq!(record["plain"], json!("[1, 2]"));
+        let mut clean = json!({"name": "R", "parameters": "{\"query\": \"x\"}"});
+        assert!(!withhold_credentials(&mut clean));
+        assert_eq!(clean["parameters"], json!("{\"query\": \"x\"}"));
     }
 
     #[test]

@@ -42,6 +42,9 @@ pub(crate) struct Accepted {
     id: Option<i64>,
     /// The answer's body, or why it could not be read whole.
     body: Result<Reply, ToolError>,
+    /// Set once the answer was found to contradict itself or the call: the
+    /// opening then says only that resmon accepted the request.
+    contradicted: bool,
 }
 
 /// What sending a write came to, when a status line arrived.
@@ -70,7 +73,7 @@ pub(crate) fn send(
             _ => return Err(error),
         },
     };
-    Ok(Sent::Accepted(Accepted { act, route, status, id_key, id: None, body }))
+    Ok(Sent::Accepted(Accepted { act, route, status, id_key, id: None, body, contradicted: false }))
 }
 
 impl Accepted {
@@ -93,8 +96,37 @@ impl Accepted {
         let Value::Object(object) = value else {
             return Err(self.fail("its answer was JSON but not an object", None));
         };
+        // serde_json keeps the last of a key given twice; an answer that
+        // gives one key two values has said two things, and neither is
+        // taken for what resmon meant.
+        let twice = match &self.body {
+            Ok(reply) => reply.read_with(TwiceGiven).unwrap_or_default(),
+            Err(_) => Map::new(),
+        };
+        if !twice.is_empty() {
+            let keys: Vec<String> = twice.keys().map(|key| format!("`{key}`")).collect();
+            let problem = format!(
+                "its answer gave {} more than once, with different values, so this server cannot \
+                 tell which resmon meant",
+                keys.join(", ")
+            );
+            return Err(self.contradiction(&problem, twice));
+        }
         self.id = self.id_key.and_then(|key| object.get(key)).and_then(Value::as_i64);
         Ok(object)
+    }
+
+    /// The error for an answer that contradicts itself or the call (a run
+    /// both started and queued, another routine's id, a switch the other
+    /// way): the opening says only that resmon accepted the request, the
+    /// values are quoted as resmon's answer (`detail.answered`, any
+    /// credential-shaped key's value withheld), and no id is taken from it.
+    pub(crate) fn contradiction(&mut self, problem: &str, answered: Map<String, Value>) -> ToolError {
+        self.contradicted = true;
+        self.id = None;
+        let mut answered = Value::Object(answered);
+        policy::withhold_credentials(&mut answered);
+        self.fail(problem, None).with_detail("answered", answered)
     }
 
     /// Whether the answer's body arrived whole.
@@ -148,13 +180,7 @@ impl Accepted {
     }
 
     fn build(&self, problem: &str, cause: Option<ToolError>) -> ToolError {
-        let lost_connection = cause.as_ref().is_some_and(|cause| {
-            cause.code == Code::BackendUnavailable
-                || matches!(
-                    cause.detail.get("body_unread").and_then(Value::as_str),
-                    Some("timed_out" | "reset")
-                )
-        });
+        let lost_connection = cause.as_ref().is_some_and(lost_connection);
         let code = if lost_connection { Code::BackendUnavailable } else { Code::UpstreamError };
         let mut error = ToolError::new(
             code,
@@ -203,6 +229,9 @@ impl Accepted {
 
     /// What resmon did, said from its status and, once read, its id.
     fn did(&self) -> String {
+        if self.contradicted {
+            return self.accepted_only();
+        }
         match &self.act {
             Act::Create { noun, .. } => match self.id {
                 Some(id) => format!("resmon created {noun} {id}"),
@@ -233,6 +262,28 @@ impl Accepted {
         }
     }
 
+    /// What resmon did, when its answer cannot say more than that it took
+    /// the request.
+    fn accepted_only(&self) -> String {
+        match &self.act {
+            Act::Create { noun, .. } => match self.id {
+                Some(id) => format!("resmon created {noun} {id}"),
+                None => format!("resmon accepted the request to create a {noun}"),
+            },
+            Act::Sweep => "resmon accepted the one-off search".to_string(),
+            Act::RoutineRun { routine_id } => {
+                format!("resmon accepted the request to run routine {routine_id}")
+            }
+            Act::Switch { routine_id, on: true } => {
+                format!("resmon accepted the request to activate routine {routine_id}")
+            }
+            Act::Switch { routine_id, on: false } => {
+                format!("resmon accepted the request to deactivate routine {routine_id}")
+            }
+            Act::Settings { group } => format!("resmon accepted the change to the {group} settings"),
+        }
+    }
+
     /// Whether the call may be repeated, and where to see what it did.
     fn next(&self) -> String {
         match &self.act {
@@ -247,6 +298,11 @@ impl Accepted {
                 "Do not call run_routine again: that would run routine {routine_id} a second time; \
                  list_executions shows the run once it has started."
             ),
+            // An answer that contradicted the switch does not show it done.
+            Act::Switch { routine_id, .. } if self.contradicted => format!(
+                "get_routine {routine_id} shows whether it is on the schedule; check that before calling \
+                 again."
+            ),
             Act::Switch { routine_id, .. } => {
                 format!(
                     "It is done, and repeating the call is not needed; get_routine {routine_id} shows its state."
@@ -256,6 +312,78 @@ impl Accepted {
                 resmon's settings before changing them again."
                 .to_string(),
         }
+    }
+}
+
+/// The sentence backend.rs answers with when nothing accepted the
+/// connection (contract 1.0's own, "When the backend is not named, or not
+/// running"): a refused connection.
+const NOT_RUNNING: &str = "resmon is not running. Start the resmon app and try again.";
+
+/// Whether what failed after acceptance was the connection or the clock: a
+/// timeout (the call's deadline, a stalled body, a request not sent for want
+/// of time, a connection not accepted in time), a connection reset or closed
+/// without an answer, or one refused. Told by the cause's kind as backend.rs
+/// records it, never by its code: a read-back refused with a 401, or any
+/// other answer resmon gave, is not a lost connection.
+fn lost_connection(cause: &ToolError) -> bool {
+    let detail = |key: &str| cause.detail.get(key);
+    if let Some(unread) = detail("body_unread") {
+        return matches!(unread.as_str(), Some("timed_out" | "reset"));
+    }
+    let connection_kind = matches!(
+        detail("io").and_then(Value::as_str),
+        Some(
+            "ConnectionReset"
+                | "ConnectionAborted"
+                | "BrokenPipe"
+                | "UnexpectedEof"
+                | "ConnectionRefused"
+                | "TimedOut"
+        )
+    );
+    cause.code == Code::BackendUnavailable
+        && (connection_kind
+            || detail("deadline_s").is_some()
+            || detail("sent") == Some(&json!(false))
+            || cause.message == NOT_RUNNING
+            || (cause.message.starts_with("Nothing on ") && cause.message.contains("accepted a connection")))
+}
+
+/// Reads a JSON object's top-level keys and answers those given more than
+/// once with different values, each with every value given.
+struct TwiceGiven;
+
+impl<'de> serde::de::DeserializeSeed<'de> for TwiceGiven {
+    type Value = Map<String, Value>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for TwiceGiven {
+    type Value = Map<String, Value>;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut given: Map<String, Value> = Map::new();
+        while let Some((key, value)) = map.next_entry::<String, Value>()? {
+            match given.get_mut(&key) {
+                Some(Value::Array(values)) => values.push(value),
+                _ => {
+                    given.insert(key, Value::Array(vec![value]));
+                }
+            }
+        }
+        given.retain(|_, values| {
+            let values = values.as_array().map(Vec::as_slice).unwrap_or_default();
+            values.iter().any(|value| *value != values[0])
+        });
+        Ok(given)
     }
 }
 
@@ -293,6 +421,7 @@ mod tests {
             id_key: Some("execution_id"),
             id: None,
             body,
+            contradicted: false,
         }
     }
 
@@ -358,6 +487,57 @@ mod tests {
         let error = other.without_id(&object, "an integer `execution_id`");
         assert_eq!(error.detail["answered"], json!({"id": 12}), "a credential-shaped key is not quoted");
         assert!(!error.detail.contains_key("execution_id") && !error.detail.contains_key("id"));
+    }
+
+    /// backend_unavailable after acceptance only for a timeout, a reset or
+    /// closed connection, or a refused one: by the cause's kind, not its code.
+    #[test]
+    fn the_code_after_acceptance_follows_the_kind_of_the_cause() {
+        let mut run = accepted(Act::RoutineRun { routine_id: 7 }, 200, Ok(r#"{"execution_id": 12}"#));
+        run.object().unwrap();
+        let unavailable = |message: &str| ToolError::new(Code::BackendUnavailable, message);
+        let lost = [
+            unavailable(NOT_RUNNING),
+            unavailable("late").with_detail("deadline_s", json!(2.0)),
+            unavailable("not sent").with_detail("sent", json!(false)),
+            unavailable("closed").with_detail("io", json!("ConnectionReset")),
+            unavailable("refused").with_detail("io", json!("ConnectionRefused")),
+            unavailable(
+                "Nothing on http://127.0.0.1:9 accepted a connection within 3 s, so it was not sent.",
+            ),
+        ];
+        for cause in lost {
+            let error = run.fail("reading it back failed", Some(cause.clone()));
+            assert_eq!(error.code, Code::BackendUnavailable, "{cause:?}");
+        }
+        let answered = [
+            unavailable("resmon on port 9 refused this server's local API token.")
+                .with_detail("reason", json!("token_missing")),
+            unavailable("odd").with_detail("io", json!("PermissionDenied")),
+            ToolError::new(Code::UpstreamError, "late").with_detail("deadline_s", json!(2.0)),
+        ];
+        for cause in answered {
+            let error = run.fail("reading it back failed", Some(cause.clone()));
+            assert_eq!(error.code, Code::UpstreamError, "{cause:?}");
+        }
+    }
+
+    #[test]
+    fn a_key_given_twice_with_two_values_is_found() {
+        let mut run =
+            accepted(Act::RoutineRun { routine_id: 7 }, 200, Ok(r#"{"execution_id": 5, "execution_id": 6}"#));
+        let error = run.object().unwrap_err();
+        assert_eq!(error.detail["answered"], json!({"execution_id": [5, 6]}));
+        assert!(!error.detail.contains_key("execution_id"));
+        assert!(
+            error.message.starts_with("resmon accepted the request to run routine 7"),
+            "{}",
+            error.message
+        );
+        let mut same =
+            accepted(Act::RoutineRun { routine_id: 7 }, 200, Ok(r#"{"execution_id": 5, "execution_id": 5}"#));
+        same.object().unwrap();
+        assert_eq!(same.id(), Some(5));
     }
 
     #[test]

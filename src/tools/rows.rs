@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use super::{nullable, object};
 use crate::backend::{self, Kind};
 use crate::error::ToolError;
+use crate::settings_policy as policy;
 
 /// The routine flags. The list route sends them as 0/1, the detail route
 /// as booleans (backend-facts 2).
@@ -73,7 +74,18 @@ pub(super) fn routine_record(route: &str, routine: &Value) -> Result<Map<String,
     for name in ALWAYS {
         record.entry(name).or_insert(Value::Null);
     }
-    Ok(record)
+    Ok(withheld(record))
+}
+
+/// A record of resmon's as it may be shown: the value of every
+/// credential-shaped key withheld, at any depth (contract-notes 13).
+pub(super) fn withheld(record: Map<String, Value>) -> Map<String, Value> {
+    let mut record = Value::Object(record);
+    policy::withhold_credentials(&mut record);
+    match record {
+        Value::Object(record) => record,
+        _ => Map::new(),
+    }
 }
 
 /// The flags and missed fires, shown alike in the list and the record.
@@ -119,9 +131,9 @@ pub(super) fn routine_record_schema(extra: Value, extra_required: &[&str]) -> Va
 /// A watch profile's columns that resmon may keep as JSON text (backend-facts 3).
 const PROFILE_JSON_FIELDS: [&str; 4] = ["names", "identifiers", "affiliations", "field_hints"];
 
-/// The profile with its JSON-text fields decoded and `basis_warning` always
-/// present (contract-notes 8).
-pub(super) fn decoded_profile(profile: &Value) -> Value {
+/// The profile as resmon stored it: its JSON-text fields decoded and the
+/// values of credential-shaped keys withheld, nothing added.
+pub(super) fn stored_profile(profile: &Value) -> Map<String, Value> {
     let mut out = profile.as_object().cloned().unwrap_or_default();
     for name in PROFILE_JSON_FIELDS {
         if let Some(value) = out.get(name) {
@@ -129,6 +141,13 @@ pub(super) fn decoded_profile(profile: &Value) -> Value {
             out.insert(name.into(), decoded);
         }
     }
+    withheld(out)
+}
+
+/// The profile with its JSON-text fields decoded and `basis_warning` always
+/// present (contract-notes 8), for the reads that list and show profiles.
+pub(super) fn decoded_profile(profile: &Value) -> Value {
+    let mut out = stored_profile(profile);
     if !out.contains_key("basis_warning") {
         let warning = fallback_basis_warning(&Value::Object(out.clone()));
         out.insert("basis_warning".into(), warning);

@@ -12,7 +12,7 @@ use super::accepted::{self, Act, Sent};
 use super::{Tool, object};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
-use crate::error::{ToolError, ToolResult};
+use crate::error::{Code, ToolError, ToolResult};
 use crate::settings_policy as policy;
 
 pub(crate) const UPDATE_SETTINGS: Tool = Tool {
@@ -62,7 +62,7 @@ fn update_settings_output() -> Value {
             "group": {"type": "string"},
             "changed": {
                 "type": "object",
-                "description": "{key: {from, to}} for each group key that resmon reports differently after the write than before it, including keys nobody asked to change; a credential-shaped key shows only {\"withheld\": true}.",
+                "description": "{key: {from, to}} for each group key that resmon reports differently after the write than before it, including keys nobody asked to change; a credential-shaped key's value, at any depth, shows only as {\"withheld\": true}.",
             },
             "requested": {"type": "object", "description": "The settings as asked for."},
             "unchanged_key_count": {"type": "integer", "description": "Keys of the group whose value is the same in both reads."},
@@ -100,12 +100,28 @@ fn update_settings(backend: &mut Backend, args: &Args) -> ToolResult {
         Sent::Refused(reply) => return Err(backend::status_error(&reply)),
         Sent::Accepted(accepted) => accepted,
     };
+    let after_acceptance = |error: ToolError| {
+        error.with_detail("group", json!(group)).with_detail("requested", Value::Object(echoed(&requested)))
+    };
     let after = read_group(backend, group, &path).map_err(|error| {
-        accepted
-            .fail("reading the group back failed, so there is no before/after diff", Some(error))
-            .with_detail("group", json!(group))
-            .with_detail("requested", Value::Object(echoed(&requested)))
+        after_acceptance(
+            accepted.fail("reading the group back failed, so there is no before/after diff", Some(error)),
+        )
     })?;
+    // A read-back without a key that was sent is not a group this server can
+    // diff: it would show the key going to null, which resmon never said.
+    let missing: Vec<&str> =
+        sent.keys().map(String::as_str).filter(|key| !after.contains_key(*key)).collect();
+    if !missing.is_empty() {
+        let problem = format!(
+            "its read-back of the group lacks {}, which the first read held and the write sent, so \
+             there is no before/after diff",
+            quoted_list(&missing, "", "")
+        );
+        return Err(
+            after_acceptance(accepted.fail(&problem, None)).with_detail("missing_keys", json!(missing))
+        );
+    }
     let mut answer = diff_answer(group, &requested, &sent, &before, &after);
     if !accepted.answer_was_read()
         && let Some(detail) = answer.get_mut("detail")
@@ -125,8 +141,14 @@ fn echoed(settings: &Map<String, Value>) -> Map<String, Value> {
     settings.iter().map(|(key, value)| (key.clone(), shown(key, value.clone()))).collect()
 }
 
-fn shown(key: &str, value: Value) -> Value {
-    if policy::credential_word(key).is_some() { json!({"withheld": true}) } else { value }
+/// One value as it may be shown: withheld under a credential-shaped key, and
+/// with any credential-shaped key inside it withheld (contract-notes 13).
+fn shown(key: &str, mut value: Value) -> Value {
+    if policy::credential_word(key).is_some() {
+        return policy::withheld();
+    }
+    policy::withhold_credentials(&mut value);
+    value
 }
 
 /// Also enforced by the schema's enum; kept here so the guard does not rest
@@ -197,21 +219,46 @@ fn refuse_unusable_values(requested: &Map<String, Value>) -> Result<(), ToolErro
 
 /// The group's current keys and values. Embeddings keeps them in a nested
 /// `settings` object beside capability metadata that is not settable.
+///
+/// A group is recognised by holding at least one of the app's own keys (the
+/// policy's two lists). An answer that holds none of them (an envelope such
+/// as `{"settings": {…}}` for a flat group, or `{"success": true}`) is not the
+/// group read some other way: it is resmon's answer in a shape this server
+/// does not read, said as that, so that no key the caller named is called
+/// unknown on its evidence.
 fn read_group(backend: &mut Backend, group: &str, path: &str) -> Result<Map<String, Value>, ToolError> {
     let body = backend.get_object(path, &[])?;
-    let values = if group == "embeddings" { body.get("settings") } else { Some(&body) };
-    // Every reachable group has keys; an empty one is not resmon's answer.
-    match values.and_then(Value::as_object).filter(|values| !values.is_empty()) {
-        Some(values) => Ok(values.clone()),
-        None if group == "embeddings" => Err(backend::unexpected_shape(
-            &format!("GET {path}"),
-            "an object whose `settings` object holds the group's keys",
-        )),
-        None => Err(backend::unexpected_shape(
-            &format!("GET {path}"),
-            "an object holding the group's keys and their values",
-        )),
+    let route = format!("GET {path}");
+    let (values, expected) = if group == "embeddings" {
+        (body.get("settings"), "an object whose `settings` object holds the group's keys and values")
+    } else {
+        (Some(&body), "an object holding the group's keys and their values")
+    };
+    match values.and_then(Value::as_object) {
+        Some(values) if values.keys().any(|key| policy::is_known(key)) => Ok(values.clone()),
+        Some(values) => Err(unrecognised_group(&route, expected, values)),
+        None => Err(backend::unexpected_shape(&route, expected)),
     }
+}
+
+/// The error for a group answer that holds none of the app's keys, naming
+/// the keys it did hold (names only, never their values).
+fn unrecognised_group(route: &str, expected: &str, values: &Map<String, Value>) -> ToolError {
+    let keys: Vec<&str> = values.keys().map(String::as_str).take(12).collect();
+    let held = if keys.is_empty() {
+        "an empty object".to_string()
+    } else {
+        format!("an object whose keys are {}", quoted_list(&keys, "", ""))
+    };
+    ToolError::new(
+        Code::UpstreamError,
+        format!(
+            "resmon answered {route} with {held}, none of them a setting this server knows (expected \
+             {expected}). This server and the running resmon may be from different releases."
+        ),
+    )
+    .with_detail("route", json!(route))
+    .with_detail("keys", json!(keys))
 }
 
 /// resmon's PUT silently drops keys outside the group; a tool must not.
@@ -310,11 +357,13 @@ fn diff_answer(
         if from == to {
             unchanged += 1;
         } else {
-            // A credential-shaped key is named, never shown with its values.
+            // A credential-shaped key is named, never shown with its values;
+            // nor is one nested inside a value (contract-notes 13).
             let entry = if policy::credential_word(key).is_some() {
-                json!({"withheld": true})
+                policy::withheld()
             } else {
-                json!({"from": from, "to": to})
+                let shown = |value: Option<&Value>| value.map(|value| shown(key, value.clone()));
+                json!({"from": shown(from), "to": shown(to)})
             };
             changed.insert(key.clone(), entry);
         }

@@ -192,6 +192,15 @@ fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     let routine = rows::routine_record(&format!("GET /api/routines/{id}"), &record)
         .map(Value::Object)
         .map_err(|error| accepted.fail("its read-back could not be used", Some(error)))?;
+    // The read-back must be the routine just created: another id would put
+    // another routine's settings in this answer.
+    if routine["id"] != json!(id) {
+        let problem = format!(
+            "reading it back gave routine {} instead, so this server does not show it as the new one",
+            routine["id"]
+        );
+        return Err(accepted.fail(&problem, None).with_detail("read_back_id", routine["id"].clone()));
+    }
     let warning = created.get("entity_warning").cloned().filter(Value::is_string).unwrap_or(Value::Null);
     let not_kept = not_kept(args, &body, &record, &routine);
     let mut detail = routine_detail(id, &routine, warning.as_str());
@@ -199,8 +208,8 @@ fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
         // An older resmon drops fields it does not know without a word; the
         // read-back is the only witness, so the answer says what it shows.
         detail.push_str(&format!(
-            " resmon did not keep {} of what was sent ({}): the read-back lacks {}, so that part of \
-             the routine does not exist in resmon. Updating resmon should let it keep {}.",
+            " resmon did not keep {} of what was sent ({}): the read-back lacks {}, so the routine \
+             resmon holds is without {}.",
             if not_kept.len() == 1 { "one field" } else { "some fields" },
             not_kept.join(", "),
             if not_kept.len() == 1 { "it" } else { "them" },
@@ -348,42 +357,37 @@ fn create_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
     let Some(id) = accepted.id() else {
         return Err(accepted.without_id(&profile, "an integer `id`"));
     };
-    // The same row, by the same rule, as get_watch_profile shows it: its
-    // JSON text decoded, and the warning resmon's or, when it sent none,
-    // decided from the stored identifiers.
-    let profile = rows::decoded_profile(&Value::Object(profile));
-    let warning = profile.get("basis_warning").cloned().unwrap_or(Value::Null);
+    // The row as resmon returned it, its JSON text decoded and any
+    // credential-shaped value withheld. Nothing is added: the warning is
+    // resmon's own or none, never one decided here from what was sent.
+    let profile = Value::Object(rows::stored_profile(&Value::Object(profile)));
+    let warning = profile.get("basis_warning").cloned().filter(Value::is_string).unwrap_or(Value::Null);
     let detail = profile_detail(id, &profile, warning.as_str());
     // Placement is the point: the warning first, then again in the sentence a
     // caller is most likely to repeat (contract 1.0 "Watch profiles…").
     Ok(json!({"basis_warning": warning, "detail": detail, "profile": profile}))
 }
 
-/// The sentence about a created profile, from what resmon stored: its
-/// warning when it gave one; the ORCID only when the stored profile has
-/// one; otherwise what it does hold, and that resmon gave no warning.
+/// The sentence about a created profile, from what resmon returned only:
+/// its warning when it gave one; otherwise that it gave none, and which
+/// identifiers its answer shows (an ORCID only when the answer carries one),
+/// with no claim about how firm matches will be.
 fn profile_detail(id: i64, profile: &Value, warning: Option<&str>) -> String {
     if let Some(warning) = warning {
         return format!("Watch profile {id} was created. {warning}");
     }
-    if rows::orcid_of(profile).is_some() {
-        return format!(
-            "Watch profile {id} was created with an ORCID, so matches can rest on the identifier."
-        );
-    }
-    let schemes: Vec<String> = profile
-        .get("identifiers")
-        .and_then(Value::as_object)
-        .map(|identifiers| identifiers.keys().map(|scheme| format!("`{scheme}`")).collect())
-        .unwrap_or_default();
-    let held = if schemes.is_empty() {
-        "no identifier".to_string()
-    } else {
-        format!("no ORCID (its identifiers: {})", schemes.join(", "))
+    let held = match profile.get("identifiers").and_then(Value::as_object) {
+        None => "did not show the profile's identifiers".to_string(),
+        Some(identifiers) if identifiers.is_empty() => "shows no identifier".to_string(),
+        Some(identifiers) => {
+            let schemes: Vec<String> = identifiers.keys().map(|scheme| format!("`{scheme}`")).collect();
+            let orcid = if rows::orcid_of(profile).is_some() { "an ORCID" } else { "no ORCID" };
+            format!("shows {orcid} among its identifiers ({})", schemes.join(", "))
+        }
     };
     format!(
-        "Watch profile {id} was created. resmon stored it with {held} and gave no basis warning, so \
-         nothing it said tells how firm its matches will be; get_profile_matches shows the basis of each."
+        "Watch profile {id} was created. resmon gave no basis warning, and its answer {held}; \
+         get_profile_matches shows the basis of each match."
     )
 }
 
@@ -444,8 +448,28 @@ fn switch_routine(backend: &mut Backend, args: &Args, action: &str) -> ToolResul
         return Err(accepted.without_id(&answer, "an integer `id`"));
     };
     // The flag by the one rule for routine flags (contract-notes 20).
-    match rows::flag(answer.get("is_active")) {
-        Some(is_active) => Ok(json!({"id": id, "is_active": is_active})),
-        None => Err(accepted.fail("its answer did not carry a boolean `is_active`", None)),
+    let Some(is_active) = rows::flag(answer.get("is_active")) else {
+        return Err(accepted.fail("its answer did not carry a boolean `is_active`", None));
+    };
+    // An answer about another routine, or with the flag the other way, says
+    // something other than what was asked: it is quoted, never passed on as
+    // the switch done.
+    let quoted = || {
+        let mut said = Map::new();
+        said.insert("id".into(), json!(id));
+        said.insert("is_active".into(), answer.get("is_active").cloned().unwrap_or(Value::Null));
+        said
+    };
+    if id != routine_id {
+        let problem = format!("its answer is about routine {id}, not routine {routine_id}");
+        return Err(accepted.contradiction(&problem, quoted()));
     }
+    if is_active != (action == "activate") {
+        let problem = format!(
+            "its answer gave `is_active: {is_active}` for routine {routine_id}, the opposite of what \
+             {action} asks, so this server cannot tell whether the routine is on the schedule"
+        );
+        return Err(accepted.contradiction(&problem, quoted()));
+    }
+    Ok(json!({"id": id, "is_active": is_active}))
 }

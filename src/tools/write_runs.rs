@@ -68,7 +68,7 @@ fn run_sweep_output() -> Value {
     object(
         json!({
             "execution_id": {"type": "integer", "description": "Poll with get_execution."},
-            "duplicate": {"type": "boolean", "description": "True when resmon answered with an earlier identical run."},
+            "duplicate": {"type": "boolean", "description": "True when resmon took this request for a repeat and answered with its earlier run."},
             "detail": {"type": "string"},
         }),
         &["execution_id", "duplicate", "detail"],
@@ -103,6 +103,9 @@ fn run_sweep(backend: &mut Backend, args: &Args) -> ToolResult {
             Sent::Accepted(accepted) => accepted,
         };
     let answer = accepted.object()?;
+    if let Some(error) = started_and_queued(&mut accepted, &answer) {
+        return Err(error);
+    }
     let Some(execution_id) = accepted.id() else {
         return Err(accepted.without_id(&answer, "an integer `execution_id`"));
     };
@@ -113,12 +116,13 @@ fn run_sweep(backend: &mut Backend, args: &Args) -> ToolResult {
     };
     let follow = "Poll get_execution for its status; `interrupted` means the app stopped mid-run, not \
         that the search failed.";
-    // A duplicate is resmon saying it already has this search as a run: no
-    // run was started by this call, and saying "started" would claim one.
+    // A duplicate is resmon answering with a run it had before this request
+    // (it matches repeats by a request id): by its answer no run was started
+    // by this call, and saying "started" would claim one.
     let detail = if duplicate {
         format!(
-            "resmon answered `duplicate: true`: it already has this search as run {execution_id}, so \
-             this call started no new run. {follow}"
+            "resmon answered with run {execution_id} and `duplicate: true`: by its answer this request \
+             repeats one it had already taken, and this call started no new run. {follow}"
         )
     } else {
         format!("Run {execution_id} started. {follow}")
@@ -174,6 +178,9 @@ fn run_routine(backend: &mut Backend, args: &Args) -> ToolResult {
         Sent::Accepted(accepted) => accepted,
     };
     let object = accepted.object()?;
+    if let Some(error) = started_and_queued(&mut accepted, &object) {
+        return Err(error);
+    }
     let answer = run_answer(routine_id, accepted.status() == 202, &Value::Object(object.clone()));
     // Started means an execution to poll: a start without its id would leave
     // the caller nothing to follow, so it is not reported as a start.
@@ -181,6 +188,39 @@ fn run_routine(backend: &mut Backend, args: &Args) -> ToolResult {
         return Err(accepted.without_id(&object, "an integer `execution_id` for a started run"));
     }
     Ok(answer)
+}
+
+/// An answer that says a run both started and was queued: an execution id
+/// beside `queued: true` or a 202, or `queued: false` with a 202. Neither is
+/// taken for what happened; the error quotes both (contract-notes 26).
+fn started_and_queued(accepted: &mut accepted::Accepted, answer: &Map<String, Value>) -> Option<ToolError> {
+    let accepted_later = accepted.status() == 202;
+    let queued = answer.get("queued");
+    let said_queued = accepted_later || queued == Some(&json!(true));
+    let execution_id = answer.get("execution_id").filter(|id| !id.is_null());
+    let said_started = execution_id.is_some() || (accepted_later && queued == Some(&json!(false)));
+    if !(said_queued && said_started) {
+        return None;
+    }
+    let mut said = Vec::new();
+    let mut answered = Map::new();
+    if accepted_later {
+        said.push("status 202 (queued)".to_string());
+    }
+    if let Some(queued) = queued {
+        said.push(format!("`queued: {queued}`"));
+        answered.insert("queued".into(), queued.clone());
+    }
+    if let Some(id) = execution_id {
+        said.push(format!("`execution_id` {id}"));
+        answered.insert("execution_id".into(), id.clone());
+    }
+    let problem = format!(
+        "its answer contradicts itself: it gave {}, which say both that a run started and that it was \
+         queued, so this server cannot tell which happened",
+        said.join(" and ")
+    );
+    Some(accepted.contradiction(&problem, answered))
 }
 
 /// Started (200) and queued (202) share one shape whose nullable fields are

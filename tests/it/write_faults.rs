@@ -361,7 +361,8 @@ fn a_duplicate_sweep_is_said_as_resmons_answer_not_as_a_new_run() {
     assert_eq!(answer["execution_id"], json!(119));
     assert_eq!(answer["duplicate"], json!(true));
     let detail = answer["detail"].as_str().unwrap();
-    assert!(detail.starts_with("resmon answered `duplicate: true`"), "{detail}");
+    assert!(detail.starts_with("resmon answered with run 119 and `duplicate: true`"), "{detail}");
+    assert!(!detail.contains("already has this search"), "resmon matches repeats by request id: {detail}");
     assert!(!detail.contains("Run 119 started"), "{detail}");
     assert!(detail.contains("started no new run"), "{detail}");
     assert_eq!(bench.fake.state().executions.len(), runs, "the fake started nothing");
@@ -386,14 +387,57 @@ fn a_profile_stored_without_an_orcid_is_never_said_to_have_one() {
     assert!(detail.contains("no ORCID") && detail.contains("`openalex`"), "{detail}");
     assert!(detail.contains("gave no basis warning"), "{detail}");
 
-    // With an ORCID stored, the sentence says so.
+    // With an ORCID stored and no warning, the sentence says what the answer
+    // shows and claims nothing about how firm matches will be.
     bench.fake.clear_faults();
     let answer = bench.ok(
         "create_watch_profile",
         json!({"name": "Ada Example", "orcid": "0000-0002-1825-0097", "orcid_cited": "Her homepage",
                "affiliations": ["Example University"]}),
     );
-    assert!(answer["detail"].as_str().unwrap().contains("with an ORCID"), "{answer}");
+    let detail = answer["detail"].as_str().unwrap();
+    assert!(detail.contains("shows an ORCID among its identifiers"), "{answer}");
+    assert!(!detail.contains("rest on the identifier"), "{answer}");
+}
+
+#[test]
+fn a_created_profile_carries_only_what_resmon_returned() {
+    let mut bench = bench();
+    let orcid = json!({"name": "Ada Example", "orcid": "0000-0002-1825-0097"});
+    // resmon answered with its id alone: no warning is invented from what
+    // was sent, and no ORCID is claimed, though the caller gave one.
+    let id = bench.fake.state().next_profile_id;
+    bench.fake.set_fault_for("POST", "/api/profiles", Fault::Status(201, format!(r#"{{"id": {id}}}"#)));
+    let answer = bench.ok("create_watch_profile", orcid.clone());
+    assert_eq!(answer["basis_warning"], Value::Null, "{answer}");
+    assert_eq!(answer["profile"], json!({"id": id}), "nothing added to resmon's row: {answer}");
+    assert_eq!(
+        answer["detail"],
+        json!(format!(
+            "Watch profile {id} was created. resmon gave no basis warning, and its answer did not show the \
+             profile's identifiers; get_profile_matches shows the basis of each match."
+        )),
+        "{answer}"
+    );
+    assert!(crate::harness::output_problems("create_watch_profile", &answer).is_empty());
+    // An identifier resmon returned is named as returned, with no claim
+    // about what matches can rest on.
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/profiles",
+        Fault::Status(201, format!(r#"{{"id": {id}, "identifiers": {{"orcid": "bogus"}}}}"#)),
+    );
+    let answer = bench.ok("create_watch_profile", orcid);
+    assert_eq!(answer["basis_warning"], Value::Null, "{answer}");
+    let detail = answer["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(
+            "resmon gave no basis warning, and its answer shows an ORCID among its identifiers (`orcid`)"
+        ),
+        "{detail}"
+    );
+    assert!(!detail.contains("rest on") && !detail.contains("created with an ORCID"), "{detail}");
+    assert_eq!(bench.count("POST", "/api/profiles"), 2);
 }
 
 #[test]
@@ -423,4 +467,285 @@ fn an_unreadable_group_names_what_that_group_should_hold() {
     );
     assert!(message(&error).contains("`settings` object"), "{error}");
     assert_eq!(bench.count("PUT", "/api/settings/ai") + bench.count("PUT", "/api/settings/embeddings"), 0);
+}
+
+// ------------------------------------------------------------------ credential values at any depth
+
+#[test]
+fn a_credential_shaped_key_nested_in_a_group_value_is_withheld_in_the_diff() {
+    let mut bench = bench();
+    bench.fake.set_fault_after(
+        "GET",
+        "/api/settings/ai",
+        1,
+        Fault::SetKeys(json!({"provider_config": {"anthropic_api_key": "sk-ant-LEAKED-7", "region": "eu"}})),
+    );
+    let answer =
+        bench.ok("update_settings", json!({"group": "ai", "settings": {"ai_model": "synthetic-model-2"}}));
+    assert_eq!(
+        answer["changed"]["provider_config"],
+        json!({"from": null, "to": {"anthropic_api_key": {"withheld": true}, "region": "eu"}}),
+        "{answer}"
+    );
+    assert!(crate::harness::output_problems("update_settings", &answer).is_empty());
+    assert!(!answer.to_string().contains("LEAKED"), "{answer}");
+    assert_eq!(bench.count("PUT", "/api/settings/ai"), 1);
+}
+
+#[test]
+fn records_echoed_from_resmon_never_show_a_credential_value() {
+    let mut bench = bench();
+    let id = bench.fake.state().next_routine_id;
+    bench.fake.set_fault_for(
+        "GET",
+        "/api/routines/{id}",
+        Fault::SetKeys(json!({
+            "webhook_secret": "SECRET-R-3",
+            "storage_settings": "{\"auth_header\": \"Bearer SECRET-R-4\", \"folder\": \"papers\"}",
+            "notes": "{\"hooks\": [{\"api_token\": \"SECRET-R-5\"}]}",
+        })),
+    );
+    let created = bench.ok("create_routine", routine_arguments());
+    let routine = &created["routine"];
+    assert_eq!(routine["webhook_secret"], json!({"withheld": true}), "{created}");
+    assert_eq!(
+        routine["storage_settings"],
+        json!({"auth_header": {"withheld": true}, "folder": "papers"}),
+        "{created}"
+    );
+    // JSON text under an ordinary key is read, and written out again withheld.
+    assert_eq!(routine["notes"], json!(r#"{"hooks":[{"api_token":{"withheld":true}}]}"#), "{created}");
+    assert_eq!(routine["parameters"]["keywords"], json!(["k"]), "search terms are no credential");
+    assert!(crate::harness::output_problems("create_routine", &created).is_empty());
+    // get_routine shows the same record by the same rule.
+    let shown = bench.ok("get_routine", json!({"routine_id": id}));
+    assert_eq!(shown["webhook_secret"], json!({"withheld": true}), "{shown}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/profiles",
+        Fault::SetKeys(json!({"api_token": "SECRET-P-1", "notes": {"smtp_password": "SECRET-P-2"}})),
+    );
+    let profile = bench.ok("create_watch_profile", json!({"name": "Ada Example"}));
+    assert_eq!(profile["profile"]["api_token"], json!({"withheld": true}), "{profile}");
+    assert_eq!(profile["profile"]["notes"], json!({"smtp_password": {"withheld": true}}), "{profile}");
+    let transcript = bench.session.transcript.join("\n");
+    assert!(!transcript.contains("SECRET-"), "a credential value was shown: {transcript}");
+}
+
+// ------------------------------------------------------------------ a group answer of another shape
+
+#[test]
+fn a_group_read_in_an_unexpected_shape_is_resmons_not_the_callers() {
+    let mut bench = bench();
+    for body in [r#"{"settings": {"ai_model": "a"}}"#, r#"{"success": true}"#] {
+        bench.fake.set_fault_for("GET", "/api/settings/ai", Fault::Status(200, body.into()));
+        let error = bench.error("update_settings", json!({"group": "ai", "settings": {"ai_model": "m"}}));
+        assert_eq!(error["error"], "upstream_error", "never the caller's key: {error}");
+        assert!(
+            message(&error)
+                .starts_with("resmon answered GET /api/settings/ai with an object whose keys are `"),
+            "{error}"
+        );
+        assert!(message(&error).contains("none of them a setting this server knows"), "{error}");
+        assert!(!message(&error).contains("is not a setting of"), "{error}");
+        let key = if body.contains("success") { "success" } else { "settings" };
+        assert_eq!(error["detail"]["keys"], json!([key]), "{error}");
+        assert!(error["detail"].get("applied").is_none(), "nothing was written: {error}");
+    }
+    assert_eq!(bench.count("PUT", "/api/settings/ai"), 0, "refused before the PUT");
+}
+
+#[test]
+fn a_read_back_in_another_shape_is_an_error_after_acceptance_not_a_diff() {
+    let mut bench = bench();
+    let cases = [
+        (
+            Fault::Status(200, r#"{"settings": {"ai_model": "synthetic-model-3"}}"#.into()),
+            "none of them a setting",
+        ),
+        (Fault::DropKey("ai_model".into()), "its read-back of the group lacks `ai_model`"),
+    ];
+    for (fault, said) in cases {
+        bench.fake.clear_requests();
+        bench.fake.set_fault_after("GET", "/api/settings/ai", 1, fault);
+        let error = bench
+            .error("update_settings", json!({"group": "ai", "settings": {"ai_model": "synthetic-model-3"}}));
+        bench.fake.clear_faults();
+        assert_eq!(error["error"], "upstream_error", "{error}");
+        assert_applied(&error, "resmon saved the change to the ai settings (it answered 200), but ");
+        assert!(message(&error).contains(said), "{error}");
+        assert!(message(&error).contains("It is done, and repeating the call is not needed"), "{error}");
+        assert_eq!(error["detail"]["requested"], json!({"ai_model": "synthetic-model-3"}), "{error}");
+        assert_eq!(bench.count("PUT", "/api/settings/ai"), 1, "put once, never again");
+        assert_eq!(bench.count("GET", "/api/settings/ai"), 2);
+    }
+}
+
+// ------------------------------------------------------------------ the code after acceptance
+
+#[test]
+fn a_read_back_refused_with_401_is_upstream_error_not_a_lost_connection() {
+    let mut bench = bench();
+    let id = bench.fake.state().next_routine_id;
+    bench.fake.set_fault_for(
+        "GET",
+        "/api/routines/{id}",
+        Fault::Status(401, r#"{"detail": {"reason": "token_missing"}}"#.into()),
+    );
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "upstream_error", "resmon answered; no connection was lost: {error}");
+    assert_applied(
+        &error,
+        &format!("resmon created routine {id} (it answered 201), but reading it back failed"),
+    );
+    assert_eq!(error["detail"]["id"], json!(id));
+    assert_eq!(error["detail"]["failure"]["reason"], json!("token_missing"), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1, "created once, never re-sent");
+}
+
+// ------------------------------------------------------------------ answers that contradict themselves
+
+#[test]
+fn a_run_both_started_and_queued_is_quoted_not_resolved() {
+    let mut bench = bench();
+    let cases: [(&str, Value, &str, &str); 2] = [
+        (
+            "run_routine",
+            json!({"routine_id": 8}),
+            "/api/routines/8/run",
+            "resmon accepted the request to run routine 8",
+        ),
+        (
+            "run_sweep",
+            json!({"query": "graph attention", "sources": ["arxiv"]}),
+            "/api/search/sweep",
+            "resmon accepted the one-off search",
+        ),
+    ];
+    for (tool, arguments, path, opening) in cases {
+        bench.fake.clear_requests();
+        bench.fake.set_fault_for("POST", path, Fault::SetKeys(json!({"queued": true})));
+        let error = bench.error(tool, arguments);
+        bench.fake.clear_faults();
+        assert_eq!(error["error"], "upstream_error", "{tool}: {error}");
+        assert_applied(
+            &error,
+            &format!(
+                "{opening} (it answered 200), but its answer contradicts itself: it gave `queued: true` and `execution_id` "
+            ),
+        );
+        let execution_id = &error["detail"]["answered"]["execution_id"];
+        assert!(execution_id.is_i64(), "resmon's number is quoted: {error}");
+        assert_eq!(error["detail"]["answered"]["queued"], json!(true), "{error}");
+        assert!(error["detail"].get("execution_id").is_none(), "{tool}: no id taken from it: {error}");
+        assert!(!message(&error).contains("started run"), "{error}");
+        assert!(message(&error).contains(&format!("Do not call {tool} again")), "{error}");
+        assert_eq!(bench.count("POST", path), 1, "{tool}: sent once");
+    }
+}
+
+#[test]
+fn a_key_given_twice_is_quoted_with_both_values() {
+    let mut bench = bench();
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/search/sweep",
+        Fault::RepeatKey("execution_id".into(), json!(9999)),
+    );
+    let error = bench.error("run_sweep", json!({"query": "graph attention", "sources": ["arxiv"]}));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_applied(
+        &error,
+        "resmon accepted the one-off search (it answered 200), but its answer gave `execution_id` more than \
+         once, with different values",
+    );
+    let given = error["detail"]["answered"]["execution_id"].as_array().unwrap().clone();
+    assert_eq!(given.len(), 2, "{error}");
+    assert_eq!(given[1], json!(9999), "{error}");
+    assert!(error["detail"].get("execution_id").is_none(), "{error}");
+    assert!(!message(&error).contains("Run 9999 started"), "{error}");
+    assert_eq!(bench.count("POST", "/api/search/sweep"), 1);
+    // The same value twice says one thing, and is answered as usual.
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines/7/activate",
+        Fault::RepeatKey("is_active".into(), json!(true)),
+    );
+    let answer = bench.ok("activate_routine", json!({"routine_id": 7}));
+    assert_eq!(answer, json!({"id": 7, "is_active": true}));
+}
+
+#[test]
+fn a_switch_answered_the_other_way_or_for_another_routine_is_not_passed_on() {
+    let mut bench = bench();
+    bench.fake.set_fault_for("POST", "/api/routines/7/activate", Fault::SetKeys(json!({"is_active": false})));
+    let error = bench.error("activate_routine", json!({"routine_id": 7}));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_applied(
+        &error,
+        "resmon accepted the request to activate routine 7 (it answered 200), but its answer gave \
+         `is_active: false` for routine 7, the opposite of what activate asks",
+    );
+    assert!(message(&error).contains("get_routine 7 shows whether it is on the schedule"), "{error}");
+    assert!(!message(&error).contains("It is done"), "{error}");
+    assert_eq!(error["detail"]["answered"], json!({"id": 7, "is_active": false}), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines/7/activate"), 1);
+
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines/7/deactivate",
+        Fault::SetKeys(json!({"id": 8, "auth_token": "SECRET-SW"})),
+    );
+    let error = bench.error("deactivate_routine", json!({"routine_id": 7}));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_applied(
+        &error,
+        "resmon accepted the request to deactivate routine 7 (it answered 200), but its answer is about \
+         routine 8, not routine 7",
+    );
+    assert!(error["detail"].get("id").is_none(), "8 is not taken for the id: {error}");
+    assert_eq!(error["detail"]["answered"]["id"], json!(8), "{error}");
+    assert!(!error.to_string().contains("SECRET-SW"), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines/7/deactivate"), 1);
+}
+
+#[test]
+fn a_read_back_of_another_routine_is_not_shown_as_the_new_one() {
+    let mut bench = bench();
+    let id = bench.fake.state().next_routine_id;
+    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::SetKeys(json!({"id": 99})));
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_applied(
+        &error,
+        &format!(
+            "resmon created routine {id} (it answered 201), but reading it back gave routine 99 instead, so \
+             this server does not show it as the new one. Do not call create_routine again: routine {id} \
+             exists"
+        ),
+    );
+    assert_eq!(error["detail"]["id"], json!(id), "the id is the create's own: {error}");
+    assert_eq!(error["detail"]["read_back_id"], json!(99), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+}
+
+#[test]
+fn a_field_resmon_did_not_keep_is_said_without_a_guess_at_why() {
+    let mut bench = bench();
+    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::DropKey("intent".into()));
+    let created = bench.ok(
+        "create_routine",
+        json!({"name": "All kept", "keywords": ["graph attention"], "sources": ["arxiv"],
+               "schedule": "0 8 * * 1", "intent": "Graph attention for molecules"}),
+    );
+    assert_eq!(created["not_kept"], json!(["intent"]), "{created}");
+    let detail = created["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the read-back lacks it, so the routine resmon holds is without it."),
+        "{detail}"
+    );
+    assert!(!detail.contains("Updating resmon"), "no guess at a cause resmon did not give: {detail}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
 }

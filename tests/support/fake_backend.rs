@@ -169,6 +169,11 @@ pub enum Fault {
     /// The route's own answer (its work done) with each top-level key of
     /// this object set to its value, null included.
     SetKeys(Value),
+    /// The route's own answer (its work done) with this key written once
+    /// more, with this value, at the end of its top-level JSON object: an
+    /// answer that gives one key twice, which a JSON parser that keeps the
+    /// last of them would read without a word.
+    RepeatKey(String, Value),
     /// The route's own answer (its work done, its own status) with a
     /// Content-Length for the whole body but only its first N bytes sent,
     /// then the connection closed.
@@ -893,6 +898,7 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
                 object.insert(key.clone(), value.clone());
             }
         })),
+        Fault::RepeatKey(key, value) => Some(repeat_key(normal(), &key, &value)),
         Fault::Status(code, body) => Some(Response::bytes(code, "application/json", body)),
     };
     if let Some(r) = reply {
@@ -936,6 +942,19 @@ fn edit_top_level(resp: Response, edit: impl FnOnce(&mut serde_json::Map<String,
     let Ok(Value::Object(mut object)) = serde_json::from_slice::<Value>(&resp.body) else { return resp };
     edit(&mut object);
     let mut out = Response::json(resp.status, &Value::Object(object));
+    out.headers.extend(resp.headers.into_iter().filter(|(name, _)| name != "content-type"));
+    out
+}
+
+/// Writes `key` once more at the end of a JSON object answer's text; other
+/// answers pass.
+fn repeat_key(resp: Response, key: &str, value: &Value) -> Response {
+    let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(&resp.body) else { return resp };
+    let mut text = Value::Object(object).to_string();
+    text.pop();
+    let comma = if text.len() > 1 { "," } else { "" };
+    text.push_str(&format!("{comma}{}:{value}}}", Value::String(key.into())));
+    let mut out = Response::bytes(resp.status, "application/json", text);
     out.headers.extend(resp.headers.into_iter().filter(|(name, _)| name != "content-type"));
     out
 }
