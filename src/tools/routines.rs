@@ -202,7 +202,11 @@ fn list_row(row: &Value) -> Value {
     out.insert("last_run_at".into(), field("last_executed_at"));
     out.insert("last_status".into(), field("last_status"));
     out.insert("missed_fires".into(), field("missed_fires"));
-    Value::Object(out)
+    // The same rule as every routine record (rows.rs): no credential-shaped
+    // key's value, at any depth, whatever resmon put in `entity`.
+    let mut row = Value::Object(out);
+    crate::settings_policy::withhold_credentials(&mut row);
+    row
 }
 
 fn get_routine(backend: &mut Backend, args: &Args) -> ToolResult {
@@ -577,6 +581,18 @@ fn keywords_of(parameters: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A list row shows the routine's entity, and never a credential value
+    /// resmon might keep beside it.
+    #[test]
+    fn a_list_row_withholds_credential_values_in_the_entity() {
+        let parameters =
+            r#"{"keywords": ["k"], "entity": {"profile_id": 3, "mode": "new_papers", "api_key": "SECRET"}}"#;
+        let row = list_row(&json!({"id": 1, "name": "r", "parameters": parameters}));
+        assert_eq!(row["entity"]["profile_id"], 3, "{row}");
+        assert_eq!(row["entity"]["api_key"], json!({"withheld": true}), "{row}");
+        assert!(!row.to_string().contains("SECRET"), "{row}");
+    }
 
     #[test]
     fn destinations_are_scrubbed_from_prose() {
