@@ -610,12 +610,14 @@ impl Backend {
     /// the person not knowing whether it happened.
     fn check_deadline(&self, method: Method, route: &str) -> Result<(), ToolError> {
         let moment = Duration::from_millis(5);
-        let needed = if method == Method::Get { moment } else { Duration::from_secs(1).min(self.request_timeout / 4) };
+        let needed =
+            if method == Method::Get { moment } else { Duration::from_secs(1).min(self.request_timeout / 4) };
         let left = self.remaining();
         if self.deadline.is_none() || left >= needed {
             return Ok(());
         }
-        let base = self.instance.as_ref().map(|instance| instance.candidate.base_url()).or(self.last_base.clone());
+        let base =
+            self.instance.as_ref().map(|instance| instance.candidate.base_url()).or(self.last_base.clone());
         if left < moment {
             return Err(self.deadline_passed(base.as_deref(), route));
         }
@@ -915,7 +917,9 @@ impl Backend {
         paged: bool,
     ) -> ToolError {
         let unread = rest_unread(&error, reset);
-        redact::log(&format!("{route} answered {status}, then failed after its status line ({unread}): {error}"));
+        redact::log(&format!(
+            "{route} answered {status}, then failed after its status line ({unread}): {error}"
+        ));
         let deadline = self.request_timeout.as_secs_f32();
         let (code, what) = match (unread, &error) {
             ("timed_out", _) => (
@@ -936,13 +940,13 @@ impl Backend {
             ("too_large", _) => (
                 Code::UpstreamError,
                 format!(
-                    "its body is larger than this server reads ({} MiB), so it was not read. {}",
+                    "its body is larger than this server accepts ({} MiB), so it was not read. {}",
                     MAX_BODY_BYTES / (1024 * 1024),
                     if paged {
                         "Ask for a smaller page."
                     } else {
-                        "The size of this request's answer is not the call's to choose, so repeating \
-                         the call will meet the same limit."
+                        "No argument of this call sets the size of that answer (any page size it \
+                         carried was this server's), so repeating the call will meet the same limit."
                     }
                 ),
             ),
@@ -950,16 +954,19 @@ impl Backend {
                 Code::BackendUnavailable,
                 "the connection was reset before the whole answer arrived.".to_string(),
             ),
-            ("malformed", _) => {
-                (Code::UpstreamError, "the rest of its head is not valid HTTP, so the answer was not used.".into())
-            }
+            ("malformed", _) => (
+                Code::UpstreamError,
+                "the rest of its head is not valid HTTP, so the answer was not used.".into(),
+            ),
             _ => (Code::UpstreamError, "the connection closed before the whole answer arrived.".to_string()),
         };
-        let mut out =
-            ToolError::new(code, format!("{} answered {route} with status {status}, but {what}", instance.subject()))
-                .with_detail("route", json!(route))
-                .with_detail("status", json!(status))
-                .with_detail("body_unread", json!(unread));
+        let mut out = ToolError::new(
+            code,
+            format!("{} answered {route} with status {status}, but {what}", instance.subject()),
+        )
+        .with_detail("route", json!(route))
+        .with_detail("status", json!(status))
+        .with_detail("body_unread", json!(unread));
         if unread == "timed_out" {
             out = out.with_detail("deadline_s", json!(deadline));
         }
@@ -972,7 +979,13 @@ impl Backend {
     /// A failure before any status line of `route`'s answer arrived. Only a
     /// refused connection is "not running": anything that took the
     /// connection is said as what it did.
-    fn transport_error(&self, instance: &Instance, route: &str, error: ureq::Error, reset: bool) -> ToolError {
+    fn transport_error(
+        &self,
+        instance: &Instance,
+        route: &str,
+        error: ureq::Error,
+        reset: bool,
+    ) -> ToolError {
         use std::io::ErrorKind;
         redact::log(&format!("{route} failed before any status line arrived: {error}"));
         let base = instance.candidate.base_url();
@@ -1795,7 +1808,8 @@ mod tests {
 
     #[test]
     fn a_reset_is_told_from_a_close_by_what_the_transport_saw() {
-        let eof = || ureq::Error::Io(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "Peer disconnected"));
+        let eof =
+            || ureq::Error::Io(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "Peer disconnected"));
         assert_eq!(rest_unread(&eof(), false), "broke_off");
         assert_eq!(rest_unread(&eof(), true), "reset");
         assert_eq!(rest_unread(&ureq::Error::Timeout(ureq::Timeout::Global), true), "timed_out");

@@ -539,6 +539,9 @@ fn the_size_refusal_advises_a_smaller_page_only_on_a_paged_route() {
         ("find_similar", json!({"doc_id": 801, "limit": 5}), "GET", "/api/documents/801/similar", true),
         ("get_routine", json!({"routine_id": 7}), "GET", "/api/routines/7", false),
         ("list_routines", json!({}), "GET", "/api/routines", false),
+        // A page whose size this server chose (the tool pages its answer
+        // itself) is not the caller's to make smaller.
+        ("list_executions", json!({"status": "completed", "limit": 1}), "GET", "/api/executions", false),
     ];
     for (tool, arguments, method, path, paged) in cases {
         fake.clear_faults();
@@ -549,7 +552,7 @@ fn the_size_refusal_advises_a_smaller_page_only_on_a_paged_route() {
         assert!(message.contains("larger than this server accepts (16 MiB)"), "{tool}: {message}");
         assert_eq!(message.contains("Ask for a smaller page."), paged, "{tool}: {message}");
         if !paged {
-            assert!(message.contains("with no page size"), "{tool}: {message}");
+            assert!(message.contains("repeating the call will meet the same limit"), "{tool}: {message}");
         }
     }
 }
