@@ -10,6 +10,7 @@
 //! is after `401 token_invalid`, which the guard answers before any work.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -182,9 +183,50 @@ impl Resolver for LiteralResolver {
 /// holds to within that (contract-notes 4).
 const WAIT_SLICE: Duration = Duration::from_millis(50);
 
+/// What the transport saw of the current exchange that ureq does not
+/// report: the status line of an answer whose head then failed (too large,
+/// stalled, not valid HTTP), and a reset, which ureq reads as a close once
+/// a body has begun. `Backend::exchange` clears it before each request.
+#[derive(Debug, Default)]
+struct Seen {
+    /// Whether the next input is the start of an answer's head.
+    watching: bool,
+    /// The status of the answer's status line, once that line arrived whole.
+    status: Option<u16>,
+    /// Whether a read ended in a reset (or abort) of the connection.
+    reset: bool,
+}
+
+/// Shared between the agent's connector (each connection's transport
+/// writes to it) and the backend (which reads it); no thread is involved,
+/// ureq only requires its parts to be `Send + Sync`.
+type Watch = Arc<Mutex<Seen>>;
+
+fn seen(watch: &Watch) -> MutexGuard<'_, Seen> {
+    watch.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The status of an HTTP/1.x status line at the start of `input`, once its
+/// line end has arrived; `Err` when the input cannot be the start of one.
+fn status_line(input: &[u8]) -> Result<Option<u16>, ()> {
+    const PREFIX: &[u8] = b"HTTP/1.";
+    let start = &input[..input.len().min(PREFIX.len())];
+    if !PREFIX.starts_with(start) {
+        return Err(());
+    }
+    let Some(end) = input.iter().position(|byte| *byte == b'\n') else { return Ok(None) };
+    let line = &input[..end];
+    let code = line.get(9..12).filter(|_| line.get(8) == Some(&b' ')).ok_or(())?;
+    let text = std::str::from_utf8(code).map_err(|_| ())?;
+    if !text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(());
+    }
+    text.parse().map(Some).map_err(|_| ())
+}
+
 /// Puts every connection ureq opens inside a [`Sliced`] transport.
 #[derive(Debug)]
-struct SlicedWaits;
+struct SlicedWaits(Watch);
 
 impl Connector<Box<dyn Transport>> for SlicedWaits {
     type Out = Sliced;
@@ -194,26 +236,19 @@ impl Connector<Box<dyn Transport>> for SlicedWaits {
         _details: &ConnectionDetails,
         chained: Option<Box<dyn Transport>>,
     ) -> Result<Option<Sliced>, ureq::Error> {
-        Ok(chained.map(Sliced))
+        Ok(chained.map(|transport| Sliced(transport, self.0.clone())))
     }
 }
 
 /// A transport whose waits for input are at most [`WAIT_SLICE`] each, until
-/// the wait ureq asked for has passed. Writes go through unchanged: resmon's
-/// requests are small enough for the socket's buffer.
+/// the wait ureq asked for has passed, and which notes in its [`Watch`] what
+/// each wait brought. Writes go through unchanged: resmon's requests are
+/// small enough for the socket's buffer.
 #[derive(Debug)]
-struct Sliced(Box<dyn Transport>);
+struct Sliced(Box<dyn Transport>, Watch);
 
-impl Transport for Sliced {
-    fn buffers(&mut self) -> &mut dyn Buffers {
-        self.0.buffers()
-    }
-
-    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
-        self.0.transmit_output(amount, timeout)
-    }
-
-    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+impl Sliced {
+    fn wait(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
         // Windows leaves a socket in an unknown state after a receive timed
         // out, so there a wait is never cut short and resumed.
         let until = Instant::now().checked_add(*timeout.after);
@@ -229,6 +264,41 @@ impl Transport for Sliced {
                 other => return other,
             }
         }
+    }
+}
+
+impl Transport for Sliced {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        self.0.buffers()
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        self.0.transmit_output(amount, timeout)
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        let result = self.wait(timeout);
+        let mut seen = seen(&self.1);
+        match &result {
+            Ok(_) if seen.watching => match status_line(self.0.buffers().input()) {
+                Ok(None) => (),
+                Ok(Some(status)) => {
+                    seen.status = Some(status);
+                    seen.watching = false;
+                }
+                Err(()) => seen.watching = false,
+            },
+            Err(ureq::Error::Io(io))
+                if matches!(
+                    io.kind(),
+                    std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionAborted
+                ) =>
+            {
+                seen.reset = true;
+            }
+            _ => (),
+        }
+        result
     }
 
     fn is_open(&mut self) -> bool {
@@ -253,6 +323,21 @@ pub fn unexpected_shape(route: &str, expected: &str) -> ToolError {
 struct Instance {
     candidate: Candidate,
     version: Option<String>,
+    /// Whether its health answer confirmed it as resmon; until then it is
+    /// only something on a port, and no sentence calls it resmon.
+    confirmed: bool,
+}
+
+impl Instance {
+    /// How a sentence names it: resmon with its address once confirmed,
+    /// otherwise only the port and what named it.
+    fn subject(&self) -> String {
+        if self.confirmed {
+            format!("resmon at {}", self.candidate.base_url())
+        } else {
+            format!("Something on port {} ({} names that port)", self.candidate.port, self.candidate.named_by)
+        }
+    }
 }
 
 /// The JSON kinds a row field can be required to have.
@@ -321,6 +406,9 @@ pub struct Backend {
     /// The release of the last resmon that confirmed, kept after the cache
     /// is dropped so that an error can still say which resmon caused it.
     last_version: Option<Option<String>>,
+    /// The address of the last resmon that confirmed, for a sentence about
+    /// a request not sent after the cache was dropped.
+    last_base: Option<String>,
     /// The current tool call's deadline (contract-notes 4): every request
     /// of one call, discovery included, must finish before it.
     deadline: Option<Instant>,
@@ -332,6 +420,11 @@ pub struct Backend {
     resent: bool,
     /// The runtime id the current call is pinned to, if any.
     pinned: Option<String>,
+    /// The one route of the current call whose 2xx answer's body is not
+    /// read (a write whose answer carries nothing the tool uses).
+    status_only: Option<String>,
+    /// What the transport saw of the current exchange.
+    watch: Watch,
 }
 
 impl Backend {
@@ -358,7 +451,8 @@ impl Backend {
         // The default resolver starts a thread per request to bound a DNS
         // lookup by the timeout; the address here is always an IP literal,
         // so it is read in place instead (about a third of a call's time).
-        let connector = DefaultConnector::new().chain(SlicedWaits);
+        let watch = Watch::default();
+        let connector = DefaultConnector::new().chain(SlicedWaits(watch.clone()));
         let agent = Agent::with_parts(config, connector, LiteralResolver);
         Backend {
             env,
@@ -366,11 +460,14 @@ impl Backend {
             request_timeout,
             instance: None,
             last_version: None,
+            last_base: None,
             deadline: None,
             caller_fields: Vec::new(),
             offered: Vec::new(),
             resent: false,
             pinned: None,
+            status_only: None,
+            watch,
         }
     }
 
@@ -389,6 +486,16 @@ impl Backend {
         self.offered = Vec::new();
         self.resent = false;
         self.pinned = None;
+        self.status_only = None;
+    }
+
+    /// Has this call's `method path` answer with its status line alone when
+    /// that says 2xx: its body is not waited for (the connection is then
+    /// closed rather than reused), so a body that stalls or breaks off costs
+    /// nothing. For a write whose answer the tool never reads, such as the
+    /// settings PUT, which is followed by a read-back (contract-notes 26).
+    pub(crate) fn status_only(&mut self, method: Method, path: &str) {
+        self.status_only = Some(format!("{} {path}", method.as_str()));
     }
 
     /// Records, for the call just begun, the caller's values that the tool's
@@ -416,7 +523,8 @@ impl Backend {
     fn remember(&mut self, candidate: Candidate, health: &Value) {
         let version = health.get("version").and_then(Value::as_str).map(str::to_string);
         self.last_version = Some(version.clone());
-        self.instance = Some(Instance { candidate, version });
+        self.last_base = Some(candidate.base_url());
+        self.instance = Some(Instance { candidate, version, confirmed: true });
     }
 
     /// The cached instance, or a newly discovered and confirmed one. The
@@ -446,8 +554,12 @@ impl Backend {
         body: Option<&Value>,
     ) -> Result<Reply, ToolError> {
         let route = format!("{} {path}", method.as_str());
-        self.check_deadline(method, &route)?;
+        // With nothing left of the call, not even discovery is begun.
+        self.check_deadline(Method::Get, &route)?;
         let (instance, fresh) = self.instance()?;
+        // The margin is judged when the request would go out, after any
+        // discovery above has used its share of the call (contract-notes 4).
+        self.check_deadline(method, &route)?;
         let reply = self.exchange(&instance, method, path, query, body).inspect_err(|_| {
             self.instance = None;
         })?;
@@ -456,11 +568,11 @@ impl Backend {
         }
         self.instance = None;
         if fresh || self.resent || refusal_reason(&reply).as_deref() != Some("token_invalid") {
-            return Err(token_refused(&instance.candidate, &reply));
+            return Err(token_refused(&instance, &reply));
         }
         self.resent = true;
         redact::log(&format!("{} was refused with 401 token_invalid; rediscovering once", reply.route));
-        self.check_deadline(method, &route)?;
+        self.check_deadline(Method::Get, &route)?;
         let (instance, _) = self.instance()?;
         // A pinned call is checked against the rediscovered instance before
         // anything else is asked of it: a restarted resmon is another
@@ -470,12 +582,13 @@ impl Backend {
         {
             self.preflight(&instance, &expected)?;
         }
+        self.check_deadline(method, &route)?;
         let again = self.exchange(&instance, method, path, query, body).inspect_err(|_| {
             self.instance = None;
         })?;
         if again.status == 401 {
             self.instance = None;
-            return Err(token_refused(&instance.candidate, &again));
+            return Err(token_refused(&instance, &again));
         }
         Ok(again)
     }
@@ -499,18 +612,35 @@ impl Backend {
     /// when the bound is under 4 s), since a write cut off mid-flight leaves
     /// the person not knowing whether it happened.
     fn check_deadline(&self, method: Method, route: &str) -> Result<(), ToolError> {
-        let needed = if method == Method::Get {
-            Duration::from_millis(5)
-        } else {
-            Duration::from_secs(1).min(self.request_timeout / 4)
-        };
-        match self.deadline {
-            Some(deadline) if deadline.saturating_duration_since(Instant::now()) < needed => {
-                let base = self.instance.as_ref().map(|instance| instance.candidate.base_url());
-                Err(self.deadline_passed(base.as_deref().unwrap_or("resmon"), route))
-            }
-            _ => Ok(()),
+        let moment = Duration::from_millis(5);
+        let needed =
+            if method == Method::Get { moment } else { Duration::from_secs(1).min(self.request_timeout / 4) };
+        let left = self.remaining();
+        if self.deadline.is_none() || left >= needed {
+            return Ok(());
         }
+        let base =
+            self.instance.as_ref().map(|instance| instance.candidate.base_url()).or(self.last_base.clone());
+        if left < moment {
+            return Err(self.deadline_passed(base.as_deref(), route));
+        }
+        Err(ToolError::new(
+            Code::BackendUnavailable,
+            format!(
+                "Only {:.2} s was left before this call's {} s deadline when {route} was due, less \
+                 than the {} s this server keeps for a write so that it is never cut off halfway, \
+                 so it was not sent and changed nothing. Call the tool again; if resmon answered \
+                 slowly, wait until it is less busy.",
+                left.as_secs_f32(),
+                self.request_timeout.as_secs_f32(),
+                needed.as_secs_f32()
+            ),
+        )
+        .with_detail("route", json!(route))
+        .with_detail("sent", json!(false))
+        .with_detail("deadline_s", json!(self.request_timeout.as_secs_f32()))
+        .with_detail("time_left_s", json!((left.as_secs_f32() * 100.0).round() / 100.0))
+        .with_top_level("tried", json!(base.into_iter().collect::<Vec<_>>())))
     }
 
     /// `send`, then insist on a 2xx JSON object answer.
@@ -549,43 +679,29 @@ impl Backend {
     fn confirm(&mut self, candidate: &Candidate, trace: &mut Trace) -> Result<Value, ToolError> {
         let url = candidate.base_url();
         let step = format!("GET {url}/api/health");
-        let probe = Instance { candidate: candidate.clone(), version: None };
+        let probe = Instance { candidate: candidate.clone(), version: None, confirmed: false };
         // Until health has answered properly there is no resmon to blame, so
         // any broken answer here means "not available" (contract-notes 3).
-        // Nor is it "resmon at …" yet: only what is on the port, and what named it.
-        let listener =
-            format!("Something on port {} ({} names that port)", candidate.port, candidate.named_by);
+        // Nor is it "resmon at …" yet: the exchange names only what is on
+        // the port and what named it (`Instance::subject`).
         let reply = self.exchange(&probe, Method::Get, "/api/health", &[], None).map_err(|error| {
-            let said = format!("resmon at {url}");
-            let error = if error.code == Code::BackendUnavailable && !error.message.contains(&said) {
-                error
-            } else if error.code == Code::BackendUnavailable {
+            let error = if error.message.starts_with("Something on port") {
                 let message = format!(
                     "{} Nothing on that port has answered as resmon yet, so check also that {} \
                      names the right instance.",
-                    error.message.replace(&said, &listener).replace("If the app is", "If it is resmon and"),
-                    candidate.named_by
+                    error.message, candidate.named_by
                 );
-                ToolError { message, ..error }
+                ToolError { code: Code::BackendUnavailable, message, ..error }
             } else {
-                ToolError::new(
-                    Code::BackendUnavailable,
-                    format!(
-                        "{listener} answered GET /api/health, but its answer could not be read as \
-                         HTTP or did not arrive whole, so it was not used. Check that {} names the \
-                         right instance.",
-                        candidate.named_by
-                    ),
-                )
-                .with_detail("route", json!("GET /api/health"))
-                .with_top_level("tried", json!([url]))
+                ToolError { code: Code::BackendUnavailable, ..error }
             };
+            let error = error.with_top_level("tried", json!([url]));
             trace.push(discovery::Step { what: step.clone(), outcome: error.message.clone() });
             error
         })?;
         if reply.status == 401 {
             trace.push(discovery::Step { what: step, outcome: "401: the token was refused".into() });
-            return Err(token_refused(candidate, &reply));
+            return Err(token_refused(&probe, &reply));
         }
         let body = reply
             .json()
@@ -647,10 +763,10 @@ impl Backend {
         let route = format!("{} {path}", method.as_str());
         let remaining = self.remaining();
         if remaining < Duration::from_millis(5) {
-            // The call's deadline has passed: nothing more is sent, and the
-            // answer is the timeout the stalled request before it earned.
-            return Err(self.deadline_passed(&base, &route));
+            // The call's deadline has passed: nothing more is sent.
+            return Err(self.deadline_passed(Some(&base), &route));
         }
+        *seen(&self.watch) = Seen { watching: true, ..Seen::default() };
         let host = format!("127.0.0.1:{}", candidate.port);
         let authorization = format!("Bearer {}", candidate.token);
         let pairs = query.iter().map(|(key, value)| (*key, value.as_str()));
@@ -683,22 +799,36 @@ impl Backend {
                     .send(payload.as_bytes())
             }
         };
-        let mut response = result.map_err(|error| self.transport_error(&base, &route, error))?;
+        let paged = self.caller_paged(query, body);
+        let mut response = match result {
+            Ok(response) => response,
+            Err(error) => {
+                let (status, reset) = {
+                    let seen = seen(&self.watch);
+                    (seen.status, seen.reset)
+                };
+                return Err(match status {
+                    // The status line arrived and the rest of the head did not.
+                    Some(status) => self.after_status_line(instance, &route, status, error, reset, paged),
+                    None => self.transport_error(instance, &route, error, reset),
+                });
+            }
+        };
         let status = response.status().as_u16();
         let headers = response
             .headers()
             .iter()
             .filter_map(|(name, value)| Some((name.as_str().to_string(), value.to_str().ok()?.to_string())))
             .collect();
-        let bytes =
+        let bytes = if (200..300).contains(&status) && self.status_only.as_deref() == Some(route.as_str()) {
+            // Dropping the unread body closes its connection.
+            Vec::new()
+        } else {
             response.body_mut().with_config().limit(MAX_BODY_BYTES).read_to_vec().map_err(|error| {
-                let unread = body_unread(&error);
-                let error = match error {
-                    ureq::Error::Timeout(_) => self.transport_error(&base, &route, error),
-                    _ => body_error(&route, status, error, takes_page(query, body)),
-                };
-                after_status_line(error, status, unread)
-            })?;
+                let reset = seen(&self.watch).reset;
+                self.after_status_line(instance, &route, status, error, reset, paged)
+            })?
+        };
         let (caller_supplied, server_chosen) = self.provenance(query, body);
         let offered = self.offered_in(query, body);
         Ok(Reply {
@@ -739,34 +869,141 @@ impl Backend {
         names.into_iter().partition(|name| self.caller_fields.iter().any(|field| field == name))
     }
 
-    fn deadline_passed(&self, base: &str, route: &str) -> ToolError {
+    /// A request not sent because the call's deadline had passed. It says
+    /// only that: earlier requests of the call may all have been answered,
+    /// slowly.
+    fn deadline_passed(&self, base: Option<&str>, route: &str) -> ToolError {
         ToolError::new(
             Code::BackendUnavailable,
             format!(
-                "resmon at {base} did not finish answering this call within {} s, so {route} was \
-                 not sent. If the app is busy or frozen, wait or restart it and try again.",
+                "No time was left before this call's {} s deadline to send {route}, so it was not \
+                 sent. If resmon is busy or frozen, wait or restart it and try again.",
                 self.request_timeout.as_secs_f32()
             ),
         )
         .with_detail("route", json!(route))
         .with_detail("sent", json!(false))
-        .with_top_level("tried", json!([base]))
+        .with_detail("deadline_s", json!(self.request_timeout.as_secs_f32()))
+        .with_top_level("tried", json!(base.into_iter().collect::<Vec<_>>()))
     }
 
-    fn transport_error(&self, base: &str, route: &str, error: ureq::Error) -> ToolError {
+    /// Whether the request asked for a page whose size the caller chose: a
+    /// page field in its query or body that carries the caller's argument.
+    fn caller_paged(&self, query: &[(&str, String)], body: Option<&Value>) -> bool {
+        let chosen_by_caller = |field: &str| self.caller_fields.iter().any(|name| name == field);
+        takes_page(query, body).iter().any(|field| chosen_by_caller(field))
+    }
+
+    /// "If resmon is busy…", or for a listener not yet confirmed, "If it is
+    /// resmon and it is busy…".
+    fn if_busy(instance: &Instance) -> &'static str {
+        if instance.confirmed {
+            "If resmon is busy or frozen, wait or restart it and try again."
+        } else {
+            "If it is resmon and it is busy or frozen, wait or restart it and try again."
+        }
+    }
+
+    /// A failure after the status line of `route`'s answer arrived: the rest
+    /// of its head or its body did not. The status is part of what was
+    /// seen, so the error carries it and `body_unread` (why the rest was
+    /// not read), and never `outcome_unknown`: for a write, a 2xx status is
+    /// acceptance (contract-notes 26), which `answered_before_failing`
+    /// reports.
+    fn after_status_line(
+        &self,
+        instance: &Instance,
+        route: &str,
+        status: u16,
+        error: ureq::Error,
+        reset: bool,
+        paged: bool,
+    ) -> ToolError {
+        let unread = rest_unread(&error, reset);
+        redact::log(&format!(
+            "{route} answered {status}, then failed after its status line ({unread}): {error}"
+        ));
+        let deadline = self.request_timeout.as_secs_f32();
+        let (code, what) = match (unread, &error) {
+            ("timed_out", _) => (
+                Code::BackendUnavailable,
+                format!(
+                    "the rest of its answer did not arrive before this call's {deadline} s deadline, \
+                     so it was not used. {}",
+                    Backend::if_busy(instance)
+                ),
+            ),
+            ("too_large", ureq::Error::LargeResponseHeader(..)) => (
+                Code::UpstreamError,
+                format!(
+                    "its headers are larger than this server reads ({} KiB), so the answer was not used.",
+                    MAX_HEADER_BYTES / 1024
+                ),
+            ),
+            ("too_large", _) => (
+                Code::UpstreamError,
+                format!(
+                    "its body is larger than this server accepts ({} MiB), so it was not read. {}",
+                    MAX_BODY_BYTES / (1024 * 1024),
+                    if paged {
+                        "Ask for a smaller page."
+                    } else {
+                        "No argument of this call sets the size of that answer (any page size it \
+                         carried was this server's), so repeating the call will meet the same limit."
+                    }
+                ),
+            ),
+            ("reset", _) => (
+                Code::BackendUnavailable,
+                "the connection was reset before the whole answer arrived.".to_string(),
+            ),
+            ("malformed", _) => (
+                Code::UpstreamError,
+                "the rest of its head is not valid HTTP, so the answer was not used.".into(),
+            ),
+            _ => (Code::UpstreamError, "the connection closed before the whole answer arrived.".to_string()),
+        };
+        let mut out = ToolError::new(
+            code,
+            format!("{} answered {route} with status {status}, but {what}", instance.subject()),
+        )
+        .with_detail("route", json!(route))
+        .with_detail("status", json!(status))
+        .with_detail("body_unread", json!(unread));
+        if unread == "timed_out" {
+            out = out.with_detail("deadline_s", json!(deadline));
+        }
+        if code == Code::BackendUnavailable {
+            out = out.with_top_level("tried", json!([instance.candidate.base_url()]));
+        }
+        out
+    }
+
+    /// A failure before any status line of `route`'s answer arrived. Only a
+    /// refused connection is "not running": anything that took the
+    /// connection is said as what it did.
+    fn transport_error(
+        &self,
+        instance: &Instance,
+        route: &str,
+        error: ureq::Error,
+        reset: bool,
+    ) -> ToolError {
         use std::io::ErrorKind;
-        redact::log(&format!("{route} failed before resmon answered: {error}"));
+        redact::log(&format!("{route} failed before any status line arrived: {error}"));
+        let base = instance.candidate.base_url();
+        let subject = instance.subject();
         let tried = json!([base]);
         // A write whose answer was lost may still have been applied: say so,
         // so that nobody repeats a run or a create blindly.
         let write = !route.starts_with("GET ");
-        let unknown_outcome = |error: ToolError, sent: bool| {
-            if write && sent {
+        let unknown_outcome = |error: ToolError| {
+            if write {
                 ToolError::new(
                     error.code,
                     format!(
-                        "{} This was a write: resmon may have carried it out before the answer \
-                         was lost, so check (with the matching read tool or in the app) before \
+                        "{} This was a write, and no status of its answer was read: resmon may have \
+                         carried it out, so check (with the matching read tool or in the app) before \
                          trying it again.",
                         error.message
                     ),
@@ -776,6 +1013,15 @@ impl Backend {
             } else {
                 error
             }
+        };
+        let closed = |io: &std::io::Error| {
+            matches!(
+                io.kind(),
+                ErrorKind::ConnectionReset
+                    | ErrorKind::ConnectionAborted
+                    | ErrorKind::UnexpectedEof
+                    | ErrorKind::BrokenPipe
+            )
         };
         match error {
             ureq::Error::Timeout(ureq::Timeout::Connect) => ToolError::new(
@@ -792,52 +1038,65 @@ impl Backend {
                 ToolError::new(
                     Code::BackendUnavailable,
                     format!(
-                        "resmon at {base} did not answer {route} before this call's {} s deadline, \
-                         so that request was abandoned. If the app is busy or frozen, wait or \
-                         restart it and try again.",
-                        self.request_timeout.as_secs_f32()
+                        "{subject} did not answer {route} before this call's {} s deadline, so that \
+                         request was abandoned. {}",
+                        self.request_timeout.as_secs_f32(),
+                        Backend::if_busy(instance)
                     ),
                 )
                 .with_detail("route", json!(route))
                 .with_detail("deadline_s", json!(self.request_timeout.as_secs_f32()))
                 .with_top_level("tried", tried),
-                true,
             ),
             ureq::Error::Protocol(_) => unknown_outcome(
                 ToolError::new(
                     Code::UpstreamError,
-                    format!("{base} answered {route} with something that is not valid HTTP."),
+                    format!("{subject} answered {route} with something that is not valid HTTP."),
                 )
                 .with_detail("route", json!(route)),
-                true,
             ),
-            ureq::Error::Io(io)
-                if matches!(
-                    io.kind(),
-                    ErrorKind::ConnectionReset
-                        | ErrorKind::ConnectionAborted
-                        | ErrorKind::UnexpectedEof
-                        | ErrorKind::BrokenPipe
-                ) =>
-            {
+            ureq::Error::LargeResponseHeader(..) => unknown_outcome(
+                ToolError::new(
+                    Code::UpstreamError,
+                    format!(
+                        "{subject} answered {route} with a head larger than this server reads ({} KiB), \
+                         and no status line could be read from it, so the answer was not used.",
+                        MAX_HEADER_BYTES / 1024
+                    ),
+                )
+                .with_detail("route", json!(route)),
+            ),
+            ureq::Error::Io(io) if reset || closed(&io) => {
                 // Something took the connection, so something is listening:
                 // "not running" would be a claim this server cannot make.
+                let (did, how) = if reset || matches!(io.kind(), ErrorKind::ConnectionReset) {
+                    ("reset", "ConnectionReset".to_string())
+                } else {
+                    ("closed", format!("{:?}", io.kind()))
+                };
                 unknown_outcome(
                     ToolError::new(
                         Code::BackendUnavailable,
                         format!(
                             "Something on {base} accepted the connection for {route} and then \
-                             closed it without answering. resmon may be shutting down or \
+                             {did} it without answering. resmon may be shutting down or \
                              restarting; if it keeps happening, restart the resmon app."
                         ),
                     )
                     .with_detail("route", json!(route))
-                    .with_detail("io", json!(format!("{:?}", io.kind())))
+                    .with_detail("io", json!(how))
                     .with_top_level("tried", tried),
-                    true,
                 )
             }
-            ureq::Error::Io(io) if io.kind() != ErrorKind::ConnectionRefused => ToolError::new(
+            // The named-port sentence of contract 1.0 "When the backend is not
+            // named, or not running", word for word: callers may compare it.
+            ureq::Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => ToolError::new(
+                Code::BackendUnavailable,
+                "resmon is not running. Start the resmon app and try again.",
+            )
+            .with_detail("route", json!(route))
+            .with_top_level("tried", tried),
+            ureq::Error::Io(io) => ToolError::new(
                 Code::BackendUnavailable,
                 format!(
                     "This server could not connect to {base} for {route} ({:?}), so nothing was \
@@ -848,48 +1107,56 @@ impl Backend {
             .with_detail("route", json!(route))
             .with_detail("io", json!(format!("{:?}", io.kind())))
             .with_top_level("tried", tried),
-            // The named-port sentence of contract 1.0 "When the backend is not
-            // named, or not running", word for word: callers may compare it.
-            _ => ToolError::new(
+            ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => ToolError::new(
                 Code::BackendUnavailable,
-                "resmon is not running. Start the resmon app and try again.",
+                format!(
+                    "This server could not connect to {base} for {route}, so nothing was sent. \
+                     Check that RESMON_PORT or the port file names a port on this computer."
+                ),
             )
             .with_detail("route", json!(route))
             .with_top_level("tried", tried),
+            // Anything else is a request this server could not make, or an
+            // exchange it cannot account for: said as such, never as an
+            // absent resmon.
+            other => unknown_outcome(
+                ToolError::new(
+                    Code::InternalError,
+                    format!(
+                        "This server could not complete {route} with {subject} ({other}), and no \
+                         status line of an answer arrived; this is a bug in resmon-mcp."
+                    ),
+                )
+                .with_detail("route", json!(route))
+                .with_top_level("tried", tried),
+            ),
         }
     }
 }
 
-/// Why an answer's body could not be read whole, as `detail.body_unread`
-/// names it.
-fn body_unread(error: &ureq::Error) -> &'static str {
+/// Why the rest of an answer after its status line could not be read, as
+/// `detail.body_unread` names it (the head's remainder included): past the
+/// deadline, too large, the connection reset (seen by the transport, since
+/// ureq reads a reset as a close once a body has begun), not valid HTTP, or
+/// the connection closed early.
+fn rest_unread(error: &ureq::Error, reset: bool) -> &'static str {
     use std::io::ErrorKind;
     match error {
         ureq::Error::Timeout(_) | ureq::Error::BodyStalled => "timed_out",
-        ureq::Error::BodyExceedsLimit(_) => "too_large",
+        ureq::Error::BodyExceedsLimit(_) | ureq::Error::LargeResponseHeader(..) => "too_large",
         ureq::Error::Io(io)
-            if matches!(io.kind(), ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted) =>
+            if reset || matches!(io.kind(), ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted) =>
         {
             "reset"
         }
+        ureq::Error::Protocol(_) => "malformed",
         _ => "broke_off",
     }
 }
 
-/// A failure reading the body of an answer whose status line had arrived.
-/// The status is part of what resmon said, so the error carries it and
-/// `body_unread`, and never `outcome_unknown`: for a write, a 2xx status is
-/// acceptance (contract-notes 26), which `answered_before_failing` reports.
-fn after_status_line(mut error: ToolError, status: u16, unread: &str) -> ToolError {
-    error.detail.remove("outcome_unknown");
-    error.detail.insert("status".into(), json!(status));
-    error.detail.insert("body_unread".into(), json!(unread));
-    error
-}
-
 /// The status line of `route`'s answer when `error` is a failure to read
-/// that answer's body, and `None` for any failure before a status arrived
-/// (or of another request of the same call).
+/// the rest of that answer, and `None` for any failure before a status
+/// arrived (or of another request of the same call).
 pub(crate) fn answered_before_failing(error: &ToolError, route: &str) -> Option<u16> {
     error.detail.get("body_unread")?;
     if error.detail.get("route").and_then(Value::as_str) != Some(route) {
@@ -901,32 +1168,13 @@ pub(crate) fn answered_before_failing(error: &ToolError, route: &str) -> Option<
 /// The request fields that ask a route for one page of its answer.
 const PAGE_FIELDS: [&str; 4] = ["limit", "offset", "cursor", "k"];
 
-/// Whether a request asked for a page: a page field in its query or body.
-fn takes_page(query: &[(&str, String)], body: Option<&Value>) -> bool {
+/// The page fields a request carries in its query or body.
+fn takes_page(query: &[(&str, String)], body: Option<&Value>) -> Vec<&'static str> {
     let in_body = |field: &str| body.and_then(Value::as_object).is_some_and(|body| body.contains_key(field));
-    PAGE_FIELDS.iter().any(|field| query.iter().any(|(key, _)| key == field) || in_body(field))
-}
-
-/// An answer that could not be read whole. Past the size limit, the advice
-/// depends on the request: a smaller page only where it asked for a page.
-fn body_error(route: &str, status: u16, error: ureq::Error, paged: bool) -> ToolError {
-    let message = match error {
-        ureq::Error::BodyExceedsLimit(_) => format!(
-            "resmon's answer to {route} is larger than this server accepts ({} MiB), so it was \
-             not read. {}",
-            MAX_BODY_BYTES / (1024 * 1024),
-            if paged {
-                "Ask for a smaller page."
-            } else {
-                "This server asks for this route's answer whole, with no page size, so repeating \
-                 the call will meet the same limit."
-            }
-        ),
-        _ => format!("resmon's answer to {route} broke off before it was complete."),
-    };
-    ToolError::new(Code::UpstreamError, message)
-        .with_detail("route", json!(route))
-        .with_detail("status", json!(status))
+    PAGE_FIELDS
+        .into_iter()
+        .filter(|field| query.iter().any(|(key, _)| key == field) || in_body(field))
+        .collect()
 }
 
 /// The guard's reason on a 401 (`detail.reason`), when it gave one.
@@ -934,7 +1182,10 @@ fn refusal_reason(reply: &Reply) -> Option<String> {
     reply.json().ok()?.pointer("/detail/reason")?.as_str().map(str::to_string)
 }
 
-fn token_refused(candidate: &Candidate, reply: &Reply) -> ToolError {
+/// A 401: said of resmon once it has confirmed, and of "something on
+/// port N" while nothing on it has answered as resmon.
+fn token_refused(instance: &Instance, reply: &Reply) -> ToolError {
+    let candidate = &instance.candidate;
     let reason = refusal_reason(reply);
     let why = match reason.as_deref() {
         Some("token_missing") => "it received no token",
@@ -947,11 +1198,15 @@ fn token_refused(candidate: &Candidate, reply: &Reply) -> ToolError {
     ToolError::new(
         Code::BackendUnavailable,
         format!(
-            "resmon on port {} refused this server's local API token: {why}. Restart resmon so \
+            "{} refused this server's local API token: {why}. Restart resmon so \
              that it writes a fresh token file at {}, or set RESMON_STATE_DIR to the state \
              directory of the instance on that port (with RESMON_PORT or RESMON_PORT_FILE naming \
              that port, since a state directory alone names no instance), then try again.",
-            candidate.port,
+            if instance.confirmed {
+                format!("resmon on port {}", candidate.port)
+            } else {
+                format!("Something on port {} ({} names that port)", candidate.port, candidate.named_by)
+            },
             candidate.token_path.display()
         ),
     )
@@ -1610,20 +1865,44 @@ mod tests {
         assert!(!guard.message.is_empty());
     }
 
-    /// contract-notes 26: a failure reading a body after its status line
-    /// says which status arrived, and never that the outcome is unknown.
+    /// contract-notes 26: a failure after a status line is known by its
+    /// `body_unread`, and only for the route it happened on.
     #[test]
-    fn a_body_failure_after_a_status_line_carries_that_status() {
+    fn a_failure_after_a_status_line_is_known_by_its_route_and_status() {
         let route = "POST /api/routines";
         let stalled = ToolError::new(Code::BackendUnavailable, "stalled")
             .with_detail("route", json!(route))
+            .with_detail("status", json!(201))
+            .with_detail("body_unread", json!("timed_out"));
+        assert_eq!(answered_before_failing(&stalled, route), Some(201));
+        assert_eq!(answered_before_failing(&stalled, "GET /api/health"), None, "another request's");
+        let before = ToolError::new(Code::BackendUnavailable, "no answer")
+            .with_detail("route", json!(route))
             .with_detail("outcome_unknown", json!(true));
-        let error = after_status_line(stalled.clone(), 201, "timed_out");
-        assert!(!error.detail.contains_key("outcome_unknown"));
-        assert_eq!(error.detail["body_unread"], json!("timed_out"));
-        assert_eq!(answered_before_failing(&error, route), Some(201));
-        assert_eq!(answered_before_failing(&error, "GET /api/health"), None, "another request's");
-        assert_eq!(answered_before_failing(&stalled, route), None, "no status line arrived");
+        assert_eq!(answered_before_failing(&before, route), None, "no status line arrived");
+    }
+
+    #[test]
+    fn a_status_line_is_read_only_once_it_is_whole() {
+        assert_eq!(status_line(b""), Ok(None));
+        assert_eq!(status_line(b"HTTP/1."), Ok(None));
+        assert_eq!(status_line(b"HTTP/1.1 201 Crea"), Ok(None), "no line end yet");
+        assert_eq!(status_line(b"HTTP/1.1 201 Created\r\nx-big: aaaa"), Ok(Some(201)));
+        assert_eq!(status_line(b"HTTP/1.0 200\r\n"), Ok(Some(200)));
+        assert_eq!(status_line(b"SSH-2.0-OpenSSH"), Err(()));
+        assert_eq!(status_line(b"HTTP/1.1 2x1 Odd\r\n"), Err(()));
+        assert_eq!(status_line(b"HTTP/1.1  200 Odd\r\n"), Err(()));
+    }
+
+    #[test]
+    fn a_reset_is_told_from_a_close_by_what_the_transport_saw() {
+        let eof =
+            || ureq::Error::Io(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "Peer disconnected"));
+        assert_eq!(rest_unread(&eof(), false), "broke_off");
+        assert_eq!(rest_unread(&eof(), true), "reset");
+        assert_eq!(rest_unread(&ureq::Error::Timeout(ureq::Timeout::Global), true), "timed_out");
+        assert_eq!(rest_unread(&ureq::Error::LargeResponseHeader(9000, 8192), false), "too_large");
+        assert_eq!(rest_unread(&ureq::Error::BodyExceedsLimit(1), false), "too_large");
     }
 
     #[test]

@@ -174,6 +174,7 @@ impl Accepted {
                 "its answer was larger than this server reads, so it was not read.".to_string()
             }
             Some("reset") => "the connection was reset before its answer was read.".to_string(),
+            Some("malformed") => "the rest of its answer was not valid HTTP, so it was not read.".to_string(),
             _ => "its answer broke off before it was complete.".to_string(),
         };
         self.build(&problem, Some(cause))

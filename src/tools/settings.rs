@@ -95,7 +95,9 @@ fn update_settings(backend: &mut Backend, args: &Args) -> ToolResult {
     let body = json!({"settings": Value::Object(sent.clone())});
     let act = Act::Settings { group: group.to_string() };
     // The PUT's body is never read for meaning: the read-back is the
-    // answer, so a 2xx is all that is taken from it (contract-notes 26).
+    // answer, so a 2xx is all that is taken from it (contract-notes 26),
+    // and its body is not even waited for.
+    backend.status_only(Method::Put, &path);
     let accepted = match accepted::send(backend, act, Method::Put, &path, Some(&body), None)? {
         Sent::Refused(reply) => return Err(backend::status_error(&reply)),
         Sent::Accepted(accepted) => accepted,

@@ -38,12 +38,10 @@ fn said(bound_ms: u64) -> String {
 }
 
 /// Whether a text carries the server's deadline sentence for this bound:
-/// the request abandoned "before this call's 0.6 s deadline", or a later one
-/// "not sent" because the call used up its 0.6 s.
+/// a request abandoned, an answer's rest not arrived, or a later request
+/// not sent, each "before this call's 0.6 s deadline".
 fn names_the_bound(text: &str, bound_ms: u64) -> bool {
-    let bound = said(bound_ms);
-    text.contains(&format!("before this call's {bound} deadline"))
-        || text.contains(&format!("did not finish answering this call within {bound}"))
+    text.contains(&format!("before this call's {} deadline", said(bound_ms)))
 }
 
 /// One `tools/call`, its answer held to the documented shapes, and the time
@@ -133,6 +131,8 @@ fn a_slow_second_request_shares_the_call_s_deadline() {
     assert!(names_the_bound(coverage, BOUND_MS), "{answer}");
     let delivery = answer["delivery_unavailable"].as_str().unwrap_or_default();
     assert!(names_the_bound(delivery, BOUND_MS) && delivery.contains("was not sent"), "{answer}");
+    // Said of no made-up address: the cache was dropped, not forgotten.
+    assert!(!delivery.contains("resmon at resmon"), "{answer}");
     assert!(
         fake.requests_to("GET", "/api/routines/7/deliveries").is_empty(),
         "a request was sent after the call's deadline had passed"
@@ -191,4 +191,78 @@ fn a_paged_read_whose_pages_are_slow_stops_within_the_bound() {
     // Whatever it makes of the pages it got, it answers in time.
     timed_call(&mut session, "list_executions", &json!({"routine_id": 7}), BOUND_MS);
     assert!(!fake.requests_to("GET", "/api/executions").is_empty());
+}
+
+/// A write goes out only with its margin left at the moment it is sent:
+/// discovery that used most of the call leaves it unsent, said as a lack of
+/// time, not as resmon failing to answer (contract-notes 4).
+#[test]
+fn a_write_is_not_sent_when_discovery_used_its_margin() {
+    const BOUND_MS: u64 = 2000;
+    let fake = start_fake();
+    let mut session = session_with_bound(&fake, BOUND_MS);
+    fake.set_fault_for("GET", "/api/health", Fault::Slow(1750));
+    let runs = fake.state().executions.len();
+    let (result, _) = timed_call(&mut session, "run_routine", &json!({"routine_id": 8}), BOUND_MS);
+    let error = tool_error(&result);
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.starts_with("Only "), "{message}");
+    assert!(
+        message.contains("before this call's 2 s deadline when POST /api/routines/8/run was due"),
+        "{message}"
+    );
+    assert!(message.contains("it was not sent and changed nothing"), "{message}");
+    assert_eq!(error["detail"]["sent"], json!(false), "{error}");
+    assert!(error["detail"].get("outcome_unknown").is_none(), "{error}");
+    assert_eq!(error["tried"], json!([fake.base_url()]), "{error}");
+    assert!(fake.requests_to("POST", "/api/routines/8/run").is_empty(), "the write was sent");
+    assert_eq!(fake.state().executions.len(), runs);
+}
+
+/// The same after the one resend: a 401 token_invalid leads to a second
+/// discovery, and the write goes out again only with its margin left.
+#[test]
+fn a_write_is_not_resent_when_rediscovery_used_its_margin() {
+    const BOUND_MS: u64 = 2000;
+    let fake = start_fake();
+    let mut session = session_with_bound(&fake, BOUND_MS);
+    structured(&session.call("health", json!({})));
+    fake.clear_requests();
+    fake.restart_with_new_token();
+    fake.set_fault_for("GET", "/api/health", Fault::Slow(1700));
+    let runs = fake.state().executions.len();
+    let (result, _) = timed_call(&mut session, "run_routine", &json!({"routine_id": 8}), BOUND_MS);
+    let error = tool_error(&result);
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("when POST /api/routines/8/run was due"), "{message}");
+    assert_eq!(error["detail"]["sent"], json!(false), "{error}");
+    let posts = fake.requests_to("POST", "/api/routines/8/run");
+    assert_eq!(posts.len(), 1, "refused once by the guard, not sent again");
+    assert_eq!(posts[0].status, 401);
+    assert_eq!(fake.requests_to("GET", "/api/health").len(), 1, "rediscovered once");
+    assert_eq!(fake.state().executions.len(), runs);
+}
+
+/// A settings write whose first read left too little of the call: the PUT
+/// is not sent, the sentence says the time left was too short (every
+/// request sent was answered), and `tried` holds URLs only.
+#[test]
+fn a_settings_write_refused_for_lack_of_margin_says_so() {
+    const BOUND_MS: u64 = 1000;
+    let fake = start_fake();
+    let mut session = session_with_bound(&fake, BOUND_MS);
+    structured(&session.call("health", json!({})));
+    fake.set_fault_for("GET", "/api/settings/ai", Fault::Slow(800));
+    let arguments = json!({"group": "ai", "settings": {"ai_model": "synthetic-model-2"}});
+    let (result, _) = timed_call(&mut session, "update_settings", &arguments, BOUND_MS);
+    let error = tool_error(&result);
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("before this call's 1 s deadline when PUT /api/settings/ai was due"),
+        "{message}"
+    );
+    assert!(!message.contains("did not finish") && !message.contains("did not answer"), "{message}");
+    assert_eq!(error["tried"], json!([fake.base_url()]), "{error}");
+    assert!(fake.requests_to("PUT", "/api/settings/ai").is_empty());
 }

@@ -539,6 +539,9 @@ fn the_size_refusal_advises_a_smaller_page_only_on_a_paged_route() {
         ("find_similar", json!({"doc_id": 801, "limit": 5}), "GET", "/api/documents/801/similar", true),
         ("get_routine", json!({"routine_id": 7}), "GET", "/api/routines/7", false),
         ("list_routines", json!({}), "GET", "/api/routines", false),
+        // A page whose size this server chose (the tool pages its answer
+        // itself) is not the caller's to make smaller.
+        ("list_executions", json!({"status": "completed", "limit": 1}), "GET", "/api/executions", false),
     ];
     for (tool, arguments, method, path, paged) in cases {
         fake.clear_faults();
@@ -549,7 +552,116 @@ fn the_size_refusal_advises_a_smaller_page_only_on_a_paged_route() {
         assert!(message.contains("larger than this server accepts (16 MiB)"), "{tool}: {message}");
         assert_eq!(message.contains("Ask for a smaller page."), paged, "{tool}: {message}");
         if !paged {
-            assert!(message.contains("with no page size"), "{tool}: {message}");
+            assert!(message.contains("repeating the call will meet the same limit"), "{tool}: {message}");
         }
     }
+}
+
+/// A profile's totals come from a one-row page this server asks for: a
+/// refusal of its size gives no page advice, since the caller chose none.
+#[test]
+fn a_size_refusal_of_a_page_this_server_chose_gives_no_page_advice() {
+    let (fake, mut session) = connected();
+    fake.set_fault_for("GET", "/api/profiles/5/matches", Fault::Oversize);
+    let answer = structured(&session.call("get_watch_profile", json!({"profile_id": 5}))).clone();
+    let why = answer["totals_unavailable"].as_str().unwrap_or_default();
+    assert!(why.contains("larger than this server accepts"), "{answer}");
+    assert!(!why.contains("smaller page"), "{answer}");
+    let sent = fake.requests_to("GET", "/api/profiles/5/matches");
+    assert!(sent.iter().all(|r| r.query_pairs.iter().any(|(k, v)| k == "limit" && v == "1")), "{sent:?}");
+}
+
+/// Health refused with a 401 by something never confirmed as resmon: said
+/// of what is on the port, not of resmon.
+#[test]
+fn a_401_from_a_listener_never_confirmed_is_not_called_resmon() {
+    let (fake, mut session) = connected();
+    fake.override_response("GET", "/api/health", 401, &[("Content-Type", "text/plain")], "Unauthorized");
+    let error = tool_error(&session.call("list_routines", json!({})));
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("Something on port {} (", fake.port())),
+        "nothing has answered as resmon: {message}"
+    );
+    assert!(message.contains("refused this server's local API token"), "{message}");
+    assert!(!message.contains("resmon on port") && !message.contains("resmon at"), "{message}");
+    assert!(fake.requests_to("GET", "/api/routines").is_empty(), "nothing past health");
+}
+
+/// A health answer whose head is larger than this server reads: said as
+/// what it is, of what is on the port, never as "not running".
+#[test]
+fn a_health_head_too_large_is_said_as_seen() {
+    let (fake, mut session) = connected();
+    fake.set_fault_for("GET", "/api/health", Fault::BigHead(9000));
+    let error = tool_error(&session.call("list_routines", json!({})));
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.starts_with(&format!("Something on port {} (", fake.port())), "{message}");
+    assert!(
+        message.contains(
+            "answered GET /api/health with status 200, but its headers are larger than this server \
+             reads (8 KiB)"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains("not running") && !message.contains("resmon at"), "{message}");
+    assert_eq!(error["tried"], json!([fake.base_url()]), "{error}");
+    let (_, stderr) = session.finish();
+    assert!(stderr.contains("GET /api/health answered 200, then failed after its status line"), "{stderr}");
+}
+
+/// A read whose 200 status line arrived and whose body stalled, trickled,
+/// or was reset: said as answered, with what did not arrive.
+#[test]
+fn a_read_whose_body_fails_after_its_status_line_says_it_was_answered() {
+    let fake = crate::harness::start_fake();
+    let mut env = env_for(&fake);
+    env.push(("RESMON_MCP_TIMEOUT_MS".into(), "600".into()));
+    let mut session = Session::initialized(&env);
+    structured(&session.call("health", json!({})));
+    let mut cases = vec![
+        (
+            "StallAfter",
+            Fault::StallAfter(3),
+            "backend_unavailable",
+            "the rest of its answer did not arrive before this call's 0.6 s deadline",
+        ),
+        (
+            "TrickleBody",
+            Fault::TrickleBody,
+            "backend_unavailable",
+            "the rest of its answer did not arrive before this call's 0.6 s deadline",
+        ),
+        (
+            "BreakOff",
+            Fault::BreakOff(3),
+            "upstream_error",
+            "the connection closed before the whole answer arrived.",
+        ),
+    ];
+    if cfg!(target_os = "linux") {
+        cases.push((
+            "ResetAfter",
+            Fault::ResetAfter(3),
+            "backend_unavailable",
+            "the connection was reset before the whole answer arrived.",
+        ));
+    }
+    for (name, fault, code, what) in cases {
+        fake.clear_faults();
+        fake.set_fault_for("GET", "/api/routines", fault);
+        let error = tool_error(&session.call("list_routines", json!({})));
+        assert_eq!(error["error"], code, "{name}: {error}");
+        let message = error["message"].as_str().unwrap();
+        let opening =
+            format!("resmon at {} answered GET /api/routines with status 200, but {what}", fake.base_url());
+        assert!(message.starts_with(&opening), "{name}: {message}");
+        assert!(!message.contains("did not answer"), "{name}: it answered 200: {message}");
+        assert_eq!(error["detail"]["status"], json!(200), "{name}: {error}");
+    }
+    let (_, stderr) = session.finish();
+    assert!(stderr.contains("GET /api/routines answered 200, then failed after its status line"), "{stderr}");
+    assert!(!stderr.contains("GET /api/routines failed before"), "{stderr}");
 }

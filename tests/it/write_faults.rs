@@ -12,6 +12,15 @@ use serde_json::{Value, json};
 use crate::fake_backend::Fault;
 use crate::harness::{Fake, Session, env_for, start_fake, structured, tool_error};
 
+/// A session whose calls get `bound_ms` each.
+fn bench_with_bound(bound_ms: u64) -> Bench {
+    let fake = start_fake();
+    let mut env = env_for(&fake);
+    env.push(("RESMON_MCP_TIMEOUT_MS".into(), bound_ms.to_string()));
+    let session = Session::initialized(&env);
+    Bench { session, fake }
+}
+
 struct Bench {
     session: Session,
     fake: Fake,
@@ -269,7 +278,8 @@ fn update_settings_never_reads_the_puts_body_and_always_reads_back() {
         json!({"ai_model": {"from": "claude-sonnet-4-5", "to": "synthetic-model-2"}}),
         "{answer}"
     );
-    assert!(answer["detail"].as_str().unwrap().contains("could not be read whole"), "{answer}");
+    // Its body is not waited for, so nothing is said of it.
+    assert!(!answer["detail"].as_str().unwrap().contains("could not be read"), "{answer}");
     assert_eq!(bench.count("PUT", "/api/settings/ai"), 1);
     assert_eq!(bench.count("GET", "/api/settings/ai"), 2, "read before and after");
 
@@ -747,5 +757,98 @@ fn a_field_resmon_did_not_keep_is_said_without_a_guess_at_why() {
         "{detail}"
     );
     assert!(!detail.contains("Updating resmon"), "no guess at a cause resmon did not give: {detail}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+}
+
+// ------------------------------------------------------------------ what the transport saw
+
+/// The PUT's 2xx status line is all update_settings takes from it: a body
+/// that stalls after it is not waited for, and the group is read back
+/// within the call's bound.
+#[test]
+fn a_settings_put_whose_body_stalls_is_not_waited_for() {
+    let mut bench = bench_with_bound(1000);
+    bench.fake.set_fault_for("PUT", "/api/settings/ai", Fault::StallAfter(3));
+    let answer =
+        bench.ok("update_settings", json!({"group": "ai", "settings": {"ai_model": "synthetic-model-2"}}));
+    assert_eq!(
+        answer["changed"],
+        json!({"ai_model": {"from": "claude-sonnet-4-5", "to": "synthetic-model-2"}}),
+        "{answer}"
+    );
+    assert_eq!(bench.count("PUT", "/api/settings/ai"), 1);
+    assert_eq!(bench.count("GET", "/api/settings/ai"), 2, "read before and read back");
+}
+
+/// A head too large to read, after a 201 status line: said as accepted
+/// (the status line arrived), never "not running", never outcome_unknown.
+#[test]
+fn a_write_whose_answer_head_is_too_large_is_said_as_accepted() {
+    let mut bench = bench();
+    let id = bench.fake.state().next_routine_id;
+    bench.fake.set_fault_for("POST", "/api/routines", Fault::BigHead(9000));
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_applied(
+        &error,
+        "resmon created a routine (it answered 201), but its answer was larger than this server reads",
+    );
+    assert!(message(&error).contains("Do not call create_routine again"), "{error}");
+    assert!(!message(&error).contains("not running"), "{error}");
+    assert_eq!(error["detail"]["failure"]["body_unread"], json!("too_large"), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1, "sent once");
+    assert!(bench.fake.state().routine(id).is_some(), "the routine exists in resmon");
+    let Bench { session, .. } = bench;
+    let (_, stderr) = session.finish();
+    assert!(
+        stderr.contains("POST /api/routines answered 201, then failed after its status line"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("POST /api/routines failed before"), "{stderr}");
+}
+
+/// A head that stalls after its 200 status line, and one with an invalid
+/// header after its 201: the status line arrived, so each is acceptance,
+/// said in words true to what happened.
+#[test]
+fn a_write_whose_head_fails_after_its_status_line_is_said_as_accepted() {
+    let mut bench = bench_with_bound(1000);
+    bench.fake.set_fault_for("POST", "/api/routines/{id}/run", Fault::StallInHead);
+    let error = bench.error("run_routine", json!({"routine_id": 8}));
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    assert_applied(
+        &error,
+        "resmon started or queued a run of routine 8 (it answered 200), but its answer stalled, and it was \
+         not read before this call's 1 s deadline.",
+    );
+    assert_eq!(bench.count("POST", "/api/routines/8/run"), 1);
+
+    bench.fake.clear_faults();
+    bench.fake.set_fault_for("POST", "/api/routines", Fault::InvalidHeader);
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_applied(
+        &error,
+        "resmon created a routine (it answered 201), but the rest of its answer was not valid HTTP",
+    );
+    assert_eq!(error["detail"]["failure"]["body_unread"], json!("malformed"), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+}
+
+/// A reset after part of a 2xx body is told from a close: the connection
+/// was lost, so backend_unavailable, and still applied. (Only Linux lets
+/// the fake reset a connection.)
+#[cfg(target_os = "linux")]
+#[test]
+fn a_write_whose_answer_is_reset_midway_is_backend_unavailable_and_applied() {
+    let mut bench = bench();
+    bench.fake.set_fault_for("POST", "/api/routines", Fault::ResetAfter(5));
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    assert_applied(
+        &error,
+        "resmon created a routine (it answered 201), but the connection was reset before its answer was read.",
+    );
+    assert_eq!(error["detail"]["failure"]["body_unread"], json!("reset"), "{error}");
     assert_eq!(bench.count("POST", "/api/routines"), 1);
 }

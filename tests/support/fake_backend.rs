@@ -187,6 +187,24 @@ pub enum Fault {
     TrickleBody,
     /// A 200 head and half its body, then nothing more on an open connection.
     StallMidBody,
+    /// The route's own answer (its work done) with one more header whose
+    /// value is this many bytes: a head larger than a client may read.
+    BigHead(usize),
+    /// The route's own status line (its work done) and one header, then
+    /// nothing more on an open connection: a head that stalls after its
+    /// status line.
+    StallInHead,
+    /// The route's own status line (its work done), then a header line whose
+    /// name is not a valid HTTP token, then the rest of its answer.
+    InvalidHeader,
+    /// The route's own answer (its work done, its own status) with a
+    /// Content-Length for the whole body but only its first N bytes sent,
+    /// then nothing more on an open connection.
+    StallAfter(usize),
+    /// As [`Fault::BreakOff`], but the connection is reset (an abortive
+    /// close, SO_LINGER 0) rather than closed. Only Linux resets; elsewhere
+    /// the connection is closed as `BreakOff` closes it.
+    ResetAfter(usize),
 }
 
 /// The pause between two bytes of a trickled answer.
@@ -586,6 +604,19 @@ enum Outcome {
     Stalled(usize, Vec<u8>),
     /// A trickled head (true) or body (false).
     Trickle(bool),
+    /// These bytes as they are, then the connection ended as said.
+    Raw(u16, Vec<u8>, End),
+}
+
+/// How a [`Outcome::Raw`] answer leaves its connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    /// Kept open and silent until stop or the peer leaves.
+    Hang,
+    /// Closed in the usual way.
+    Close,
+    /// Reset (an abortive close), where the platform lets the fake ask for one.
+    Reset,
 }
 
 fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
@@ -595,6 +626,7 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
     }
     let _ = stream.set_nodelay(true);
     let mut reader = BufReader::new(stream);
+    let mut reset = false;
     while !inner.stopped.load(Ordering::SeqCst) {
         let req = match http::read_request(&mut reader) {
             ReadOutcome::Request(r) => r,
@@ -648,11 +680,55 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
                 trickle(&inner, stream, head);
                 break;
             }
+            Outcome::Raw(status, bytes, end) => {
+                set_answer(&inner, seq, status, b"");
+                let _ = stream.write_all(&bytes).and_then(|()| stream.flush());
+                match end {
+                    End::Hang => hang(&inner, stream),
+                    End::Close => (),
+                    End::Reset => reset = abortive_close(stream),
+                }
+                break;
+            }
         }
     }
     let s = reader.into_inner();
-    let _ = s.shutdown(Shutdown::Both);
+    if !reset {
+        let _ = s.shutdown(Shutdown::Both);
+    }
+    // The last handle to the socket closes it: with SO_LINGER 0, by a reset.
     lock(&inner.conns).remove(&id);
+    drop(s);
+}
+
+/// Sets SO_LINGER to 0, so that closing the socket resets the connection
+/// instead of closing it in order. Linux only (std has no stable way to
+/// ask); elsewhere nothing is set and `false` says the close will be plain.
+#[cfg(target_os = "linux")]
+fn abortive_close(stream: &TcpStream) -> bool {
+    use std::os::fd::AsRawFd;
+    #[repr(C)]
+    struct Linger {
+        onoff: i32,
+        seconds: i32,
+    }
+    unsafe extern "C" {
+        fn setsockopt(fd: i32, level: i32, name: i32, value: *const Linger, length: u32) -> i32;
+    }
+    const SOL_SOCKET: i32 = 1;
+    const SO_LINGER: i32 = 13;
+    let linger = Linger { onoff: 1, seconds: 0 };
+    // SAFETY: the descriptor is open for as long as `stream` is borrowed,
+    // and the value is a `struct linger` of the length given.
+    let done = unsafe {
+        setsockopt(stream.as_raw_fd(), SOL_SOCKET, SO_LINGER, &linger, std::mem::size_of::<Linger>() as u32)
+    };
+    done == 0
+}
+
+#[cfg(not(target_os = "linux"))]
+fn abortive_close(_stream: &TcpStream) -> bool {
+    false
 }
 
 fn json_ct() -> Vec<(String, String)> {
@@ -868,6 +944,38 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
             return Outcome::Stalled(body.len(), body[..body.len() / 2].to_vec());
         }
         Fault::TrickleHead => return Outcome::Trickle(true),
+        Fault::BigHead(bytes) => {
+            return Outcome::Reply(normal().with_header("x-big", &"b".repeat(bytes)));
+        }
+        Fault::StallInHead => {
+            let resp = normal();
+            let line = format!(
+                "HTTP/1.1 {} {}\r\nserver: resmon-fake\r\n",
+                resp.status,
+                http::reason_phrase(resp.status)
+            );
+            return Outcome::Raw(resp.status, line.into_bytes(), End::Hang);
+        }
+        Fault::InvalidHeader => {
+            let resp = normal();
+            let head = http::head_bytes(resp.status, &resp.headers, resp.body.len(), true);
+            // After the status line, a header whose name holds a space.
+            let line_end = head.iter().position(|b| *b == b'\n').map_or(0, |at| at + 1);
+            let mut bytes = head[..line_end].to_vec();
+            bytes.extend_from_slice(b"bad header: 1\r\n");
+            bytes.extend_from_slice(&head[line_end..]);
+            bytes.extend_from_slice(&resp.body);
+            return Outcome::Raw(resp.status, bytes, End::Close);
+        }
+        Fault::StallAfter(sent) | Fault::ResetAfter(sent) => {
+            let resp = normal();
+            let sent = sent.min(resp.body.len());
+            let declared = resp.body.len().max(sent + 1);
+            let mut bytes = http::head_bytes(resp.status, &resp.headers, declared, false);
+            bytes.extend_from_slice(&resp.body[..sent]);
+            let end = if matches!(fault, Fault::StallAfter(_)) { End::Hang } else { End::Reset };
+            return Outcome::Raw(resp.status, bytes, end);
+        }
         Fault::TrickleBody => return Outcome::Trickle(false),
         Fault::Slow(ms) => {
             thread::sleep(Duration::from_millis(ms));
