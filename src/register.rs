@@ -650,6 +650,8 @@ mod tests {
         assert!(codex["mcp_servers"]["resmon"].get("default_tools_approval_mode").is_none());
     }
 
+    // Used only by the Unix-shaped test below.
+    #[cfg(unix)]
     fn environment(pairs: &[(&str, &str)]) -> Environment {
         let mut env = Environment::default();
         for (key, value) in pairs {
@@ -666,6 +668,8 @@ mod tests {
         env
     }
 
+    // Used only by the Unix-shaped test below.
+    #[cfg(unix)]
     fn keys(out: &[(String, String)]) -> Vec<&str> {
         out.iter().map(|(key, _)| key.as_str()).collect()
     }
