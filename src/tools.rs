@@ -20,6 +20,7 @@ mod schema;
 mod settings;
 mod sources;
 mod system;
+mod withhold;
 mod write_records;
 mod write_runs;
 
@@ -130,11 +131,29 @@ fn input_schema(index: usize) -> &'static Value {
     cells[index].get_or_init(|| (TOOLS[index].input_schema)())
 }
 
+/// A tool's output schema, built on that tool's first call and kept, as
+/// its input schema is: every answer is walked beside it (`withhold`).
+fn output_schema(index: usize) -> &'static Value {
+    static SCHEMAS: OnceLock<Vec<OnceLock<Value>>> = OnceLock::new();
+    let cells = SCHEMAS.get_or_init(|| TOOLS.iter().map(|_| OnceLock::new()).collect());
+    cells[index].get_or_init(|| (TOOLS[index].output_schema)())
+}
+
 /// The one entry point for `tools/call` and the `call` subcommand.
 /// `None` means no tool has that name (a protocol error, not a tool error).
+/// Every answer, a success or an error, leaves through `withhold`: no
+/// credential-shaped key's value is shown (contract 1.0 "Safety";
+/// contract-notes 13).
 pub fn call(backend: &mut Backend, name: &str, arguments: &Value, read_only: bool) -> Option<ToolResult> {
     let index = TOOLS.iter().position(|tool| tool.name == name)?;
+    let result = answer(backend, index, arguments, read_only)?;
+    Some(withhold::shown(output_schema(index), result))
+}
+
+/// The call itself: the read-only and argument checks, then the handler.
+fn answer(backend: &mut Backend, index: usize, arguments: &Value, read_only: bool) -> Option<ToolResult> {
     let tool = TOOLS[index];
+    let name = tool.name;
     if !is_offered(tool, read_only) {
         return Some(Err(ToolError::new(
             crate::error::Code::InvalidArgument,

@@ -57,3 +57,5 @@ mod soak;
 mod register;
 // What harnesses need: every error code readable, harness-added keys, the per-call bound.
 mod readable;
+// No credential value in any answer, by one rule over the output schemas.
+mod withheld;

@@ -169,6 +169,11 @@ pub enum Fault {
     /// The route's own answer (its work done) with each top-level key of
     /// this object set to its value, null included.
     SetKeys(Value),
+    /// As [`Fault::SetKeys`], but in every object the path leads to: keys
+    /// separated by `/`, `*` for every element of an array (`papers/*`);
+    /// an empty path is the top-level object. A step that finds nothing
+    /// leads nowhere, and nothing is set there.
+    SetKeysIn(String, Value),
     /// The route's own answer (its work done) with this key written once
     /// more, with this value, at the end of its top-level JSON object: an
     /// answer that gives one key twice, which a JSON parser that keeps the
@@ -1006,6 +1011,13 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
                 object.insert(key.clone(), value.clone());
             }
         })),
+        Fault::SetKeysIn(path, keys) => Some(edit_top_level(normal(), |object| {
+            let mut top = Value::Object(std::mem::take(object));
+            set_keys_in(&mut top, &path, &keys);
+            if let Value::Object(edited) = top {
+                *object = edited;
+            }
+        })),
         Fault::RepeatKey(key, value) => Some(repeat_key(normal(), &key, &value)),
         Fault::Status(code, body) => Some(Response::bytes(code, "application/json", body)),
     };
@@ -1043,6 +1055,25 @@ fn rewrite_key(resp: Response, key: &str, to_null: bool) -> Response {
     let mut out = Response::json(resp.status, &body);
     out.headers.extend(resp.headers.into_iter().filter(|(name, _)| name != "content-type"));
     out
+}
+
+/// Sets each key of `keys` in every object `path` leads to inside `value`.
+fn set_keys_in(value: &mut Value, path: &str, keys: &Value) {
+    let (step, rest) = path.split_once('/').unwrap_or((path, ""));
+    match (step, value) {
+        ("", Value::Object(object)) => {
+            for (key, inner) in keys.as_object().into_iter().flatten() {
+                object.insert(key.clone(), inner.clone());
+            }
+        }
+        ("*", Value::Array(items)) => items.iter_mut().for_each(|item| set_keys_in(item, rest, keys)),
+        (step, Value::Object(object)) if step != "*" => {
+            if let Some(inner) = object.get_mut(step) {
+                set_keys_in(inner, rest, keys);
+            }
+        }
+        _ => (),
+    }
 }
 
 /// Changes the top-level object of a JSON answer; other answers pass.

@@ -1,0 +1,235 @@
+//! The last step of every tool call (contract 1.0 "Safety": no answer shows
+//! a credential's value; contract-notes 13). `tools::call` hands each answer
+//! here, a success and an error alike, so no handler has to remember it.
+//!
+//! A success is walked beside its tool's outputSchema. What the schema
+//! declares by name is this server's own field: its name is not judged (so
+//! list_sources' `credential` and `key_status` stay as they are) and its value
+//! is walked with its own sub-schema. Everything else is resmon's: a key the
+//! schema does not declare, and all of a value whose schema declares nothing
+//! below it (no `properties` for an object, no `items` for an array), is put
+//! through `settings_policy::withhold_credentials`, which replaces the value of
+//! every credential-shaped key at any depth, JSON text included. A paper row
+//! is declared field by field, so a page of them costs a lookup a field.
+//!
+//! An error has no schema. Its `detail` and top-level fields are named by this
+//! server, but their values may quote resmon, so every value is judged; a name
+//! is judged too unless it is one of `ERROR_FIELDS`, the few names of this
+//! server's own that happen to hold a credential word.
+
+use serde_json::{Map, Value};
+
+use crate::error::{ToolError, ToolResult};
+use crate::settings_policy::{credential_word, withheld, withhold_credentials};
+
+/// The error fields this server names that hold a credential word and never
+/// a credential: a token file's path, and lists of settings keys' names.
+/// A unit test below finds every name the source gives an error's detail and
+/// fails when a credential-shaped one is missing here.
+const ERROR_FIELDS: [&str; 6] =
+    ["token_file", "keys", "missing_keys", "group_keys", "writable_keys", "credential_shaped"];
+
+/// `result` as it may be shown: the answer walked beside `output_schema`, or
+/// the error's fields judged.
+pub(super) fn shown(output_schema: &Value, result: ToolResult) -> ToolResult {
+    match result {
+        Ok(mut answer) => {
+            walk(output_schema, &mut answer);
+            Ok(answer)
+        }
+        Err(mut error) => {
+            in_error(&mut error);
+            Err(error)
+        }
+    }
+}
+
+/// Withholds inside `value` what its schema does not declare.
+fn walk(schema: &Value, value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let open = open_map_values(schema);
+            if properties.is_none() && open.is_none() {
+                withhold_credentials(value);
+                return;
+            }
+            for (key, inner) in object.iter_mut() {
+                match properties.and_then(|properties| properties.get(key)).or(open) {
+                    Some(declared) => walk(declared, inner),
+                    None => judge(key, inner),
+                }
+            }
+        }
+        Value::Array(rows) => match schema.get("items") {
+            Some(items) => rows.iter_mut().for_each(|row| walk(items, row)),
+            None => {
+                withhold_credentials(value);
+            }
+        },
+        _ => {
+            withhold_credentials(value);
+        }
+    }
+}
+
+/// The schema of an open map's values when it types them as something other
+/// than an object (get_routine's `delivery.targets_by_channel`: counts this
+/// server adds up per channel). Such a map's keys are kept as they are, since
+/// `{"withheld": true}` would not fit beside them; its values are walked with
+/// that schema. An open map whose values may be objects is not one of these:
+/// its keys are judged like any undeclared key.
+fn open_map_values(schema: &Value) -> Option<&Value> {
+    let values = schema.get("additionalProperties").filter(|values| values.is_object())?;
+    let kind = values.get("type").and_then(Value::as_str)?;
+    (kind != "object").then_some(values)
+}
+
+/// One undeclared key and its value: withheld whole when the name is
+/// credential-shaped, else searched for such keys at any depth.
+fn judge(key: &str, value: &mut Value) {
+    if credential_word(key).is_some() {
+        if *value != withheld() {
+            *value = withheld();
+        }
+    } else {
+        withhold_credentials(value);
+    }
+}
+
+fn in_error(error: &mut ToolError) {
+    let judge_all = |fields: &mut Map<String, Value>| {
+        for (key, value) in fields.iter_mut() {
+            if ERROR_FIELDS.contains(&key.as_str()) {
+                withhold_credentials(value);
+            } else {
+                judge(key, value);
+            }
+        }
+    };
+    judge_all(&mut error.detail);
+    judge_all(&mut error.top_level);
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::error::Code;
+
+    fn walked(schema: Value, mut value: Value) -> Value {
+        walk(&schema, &mut value);
+        value
+    }
+
+    #[test]
+    fn declared_names_are_kept_and_everything_else_is_judged() {
+        let schema = json!({"type": "object", "properties": {
+            "credential": {"description": "an alias"},
+            "key_status": {"description": "present or absent"},
+            "rows": {"type": "array", "items": {"type": "object", "properties": {
+                "id": {"type": "integer"}, "title": {"description": "free"}}}},
+            "evidence": {"description": "resmon's, untyped"},
+        }});
+        let answer = walked(
+            schema,
+            json!({
+                "credential": "openalex_api_key",
+                "key_status": "present",
+                "rows": [{"id": 1, "title": {"auth_token": "T1"}, "api_key": "T2"}],
+                "evidence": {"api_key": "T3", "terms": ["a"], "nested": [{"password": "T4"}]},
+                "smtp_password": "T5",
+                "parameters": "{\"ai_api_key\": \"T6\", \"query\": \"q\"}",
+            }),
+        );
+        assert_eq!(answer["credential"], "openalex_api_key");
+        assert_eq!(answer["key_status"], "present");
+        assert_eq!(
+            answer["rows"][0],
+            json!({"id": 1, "title": {"auth_token": withheld()}, "api_key": withheld()})
+        );
+        assert_eq!(
+            answer["evidence"],
+            json!({"api_key": withheld(), "terms": ["a"], "nested": [{"password": withheld()}]})
+        );
+        assert_eq!(answer["smtp_password"], withheld());
+        let parameters: Value = serde_json::from_str(answer["parameters"].as_str().unwrap()).unwrap();
+        assert_eq!(parameters, json!({"ai_api_key": withheld(), "query": "q"}));
+        assert!(!answer.to_string().contains("\"T"), "{answer}");
+    }
+
+    #[test]
+    fn a_value_of_another_shape_than_declared_is_judged_whole() {
+        let schema = json!({"type": "object", "properties": {
+            "row": {"type": "object", "properties": {"id": {"type": "integer"}}},
+            "list": {"type": "array", "items": {"type": "string"}},
+        }});
+        let answer = walked(schema, json!({"row": [{"token": "T1"}], "list": {"secret": "T2"}}));
+        assert_eq!(answer, json!({"row": [{"token": withheld()}], "list": {"secret": withheld()}}));
+    }
+
+    #[test]
+    fn an_open_map_of_counts_keeps_its_keys() {
+        let schema = json!({"type": "object", "properties": {"email": {"type": "integer"}},
+            "additionalProperties": {"type": "integer"}});
+        assert_eq!(walked(schema, json!({"email": 1, "auth_hook": 2})), json!({"email": 1, "auth_hook": 2}));
+        let untyped =
+            json!({"type": "object", "properties": {}, "additionalProperties": {"description": "x"}});
+        assert_eq!(walked(untyped, json!({"api_key": "T"})), json!({"api_key": withheld()}));
+    }
+
+    #[test]
+    fn an_errors_fields_are_judged_except_this_servers_own_names() {
+        let error = ToolError::new(Code::UpstreamError, "m")
+            .with_detail("token_file", json!("/state/api-token-8765"))
+            .with_detail("keys", json!(["ai_api_key"]))
+            .with_detail("answered", json!({"id": 7, "auth": "T1", "note": "{\"secret\": \"T2\"}"}))
+            .with_detail("session_token", json!("T3"))
+            .with_top_level("tried", json!(["http://127.0.0.1:8765"]));
+        let Err(error) = shown(&json!({}), Err(error)) else { panic!() };
+        assert_eq!(error.detail["token_file"], "/state/api-token-8765");
+        assert_eq!(error.detail["keys"], json!(["ai_api_key"]));
+        assert_eq!(
+            error.detail["answered"],
+            json!({"id": 7, "auth": withheld(), "note": "{\"secret\":{\"withheld\":true}}"})
+        );
+        assert_eq!(error.detail["session_token"], withheld());
+        assert_eq!(error.top_level["tried"], json!(["http://127.0.0.1:8765"]));
+    }
+
+    /// Every name the source gives an error's field: a credential-shaped one
+    /// must be listed in `ERROR_FIELDS`, or its value would be withheld.
+    #[test]
+    fn every_credential_shaped_error_field_the_source_names_is_listed() {
+        let mut names = Vec::new();
+        let mut pending = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+        while let Some(path) = pending.pop() {
+            if path.is_dir() {
+                pending.extend(std::fs::read_dir(&path).unwrap().map(|entry| entry.unwrap().path()));
+                continue;
+            }
+            if path.extension().is_none_or(|extension| extension != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for opening in ["with_detail(\"", "with_top_level(\"", "detail.insert(\"", "top_level.insert(\""]
+            {
+                for (at, _) in text.match_indices(opening) {
+                    let rest = &text[at + opening.len()..];
+                    if let Some(end) = rest.find('"') {
+                        names.push(rest[..end].to_string());
+                    }
+                }
+            }
+        }
+        assert!(names.iter().any(|name| name == "route"), "the scan found the fields");
+        for name in names.iter().filter(|name| credential_word(name).is_some()) {
+            assert!(
+                ERROR_FIELDS.contains(&name.as_str()) || name == "session_token",
+                "`{name}` names an error field and holds a credential word: add it to ERROR_FIELDS if it never \
+                 holds a credential"
+            );
+        }
+    }
+}
