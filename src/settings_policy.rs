@@ -112,6 +112,28 @@ pub fn credential_word(key: &str) -> Option<&'static str> {
         .find_map(|word| CREDENTIAL_WORDS.iter().copied().find(|credential| word.contains(credential)))
 }
 
+/// Last words of a name that make it say something about a credential (which
+/// one, whether one is needed, whether one is stored) rather than hold one:
+/// resmon's `credential_name` and `credential_alias` carry an alias, which the
+/// contract wants shown (contract 1.0 "Safety"), `api_key_requirement` a word.
+const DESCRIBING_WORDS: [&str; 7] =
+    ["name", "names", "alias", "aliases", "status", "requirement", "required"];
+
+/// Whole names resmon gives an identifier that holds a credential word:
+/// a lifecycle event's `notice_key` is the notice's id (`crossref:<doi>`).
+const IDENTIFIER_NAMES: [&str; 1] = ["notice_key"];
+
+/// Whether a value found under `key` in an answer is withheld
+/// (`withhold_credentials`): the name is credential-shaped, and it does not
+/// end in one of `DESCRIBING_WORDS` nor is one of `IDENTIFIER_NAMES`. Only
+/// for showing: a requested settings key is refused by `credential_word`
+/// alone (contract-notes 11).
+pub fn holds_credential(key: &str) -> bool {
+    credential_word(key).is_some()
+        && !IDENTIFIER_NAMES.iter().any(|name| key.eq_ignore_ascii_case(name))
+        && !words_of(key).last().is_some_and(|last| DESCRIBING_WORDS.contains(&last.as_str()))
+}
+
 /// The words of a key's name, lower-cased.
 fn words_of(key: &str) -> impl Iterator<Item = String> + '_ {
     let mut words = Vec::new();
@@ -138,8 +160,8 @@ pub fn withheld() -> Value {
     json!({"withheld": true})
 }
 
-/// Withholds, in place, the value of every credential-shaped key at any
-/// depth of `value` (objects inside objects and arrays), and inside JSON text:
+/// Withholds, in place, the value of every credential-shaped key
+/// (`holds_credential`) at any depth of `value` (objects inside objects and arrays), and inside JSON text:
 /// a string that is, whole, a JSON object or array is read, and when
 /// anything in it is withheld it is replaced by that JSON written out again
 /// with the values withheld. Answers whether anything was withheld. Keys are
@@ -149,7 +171,7 @@ pub fn withhold_credentials(value: &mut Value) -> bool {
         Value::Object(object) => {
             let mut any = false;
             for (key, inner) in object.iter_mut() {
-                if credential_word(key).is_some() {
+                if holds_credential(key) {
                     if *inner != withheld() {
                         *inner = withheld();
                     }
@@ -212,6 +234,33 @@ mod tests {
         for shaped in ["authorization", "keywords_api_key", "authorToken", "apiKey", "x-auth-header"] {
             assert!(credential_word(shaped).is_some(), "{shaped}");
         }
+    }
+
+    #[test]
+    fn a_name_that_describes_or_identifies_a_credential_holds_none() {
+        for describing in [
+            "credential_name",
+            "credential_alias",
+            "api_key_requirement",
+            "key_required",
+            "key_status",
+            "notice_key",
+        ] {
+            assert!(credential_word(describing).is_some(), "still refused as a settings key: {describing}");
+            assert!(!holds_credential(describing), "{describing}");
+        }
+        for holding in
+            ["api_key", "core_api_key", "name_token", "status_secret", "authorization", "notice_key_secret"]
+        {
+            assert!(holds_credential(holding), "{holding}");
+        }
+        let mut evidence =
+            json!({"credential_name": "core_api_key", "notice_key": "crossref:10.1/x", "api_key": "K"});
+        assert!(withhold_credentials(&mut evidence));
+        assert_eq!(
+            evidence,
+            json!({"credential_name": "core_api_key", "notice_key": "crossref:10.1/x", "api_key": withheld()})
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@
 use serde_json::{Map, Value};
 
 use crate::error::{ToolError, ToolResult};
-use crate::settings_policy::{credential_word, withheld, withhold_credentials};
+use crate::settings_policy::{holds_credential, withheld, withhold_credentials};
 
 /// The error fields this server names that hold a credential word and never
 /// a credential: a token file's path, and lists of settings keys' names.
@@ -86,9 +86,10 @@ fn open_map_values(schema: &Value) -> Option<&Value> {
 }
 
 /// One undeclared key and its value: withheld whole when the name is
-/// credential-shaped, else searched for such keys at any depth.
+/// credential-shaped (`holds_credential`), else searched for such keys at
+/// any depth.
 fn judge(key: &str, value: &mut Value) {
-    if credential_word(key).is_some() {
+    if holds_credential(key) {
         if *value != withheld() {
             *value = withheld();
         }
@@ -224,7 +225,7 @@ mod tests {
             }
         }
         assert!(names.iter().any(|name| name == "route"), "the scan found the fields");
-        for name in names.iter().filter(|name| credential_word(name).is_some()) {
+        for name in names.iter().filter(|name| holds_credential(name)) {
             assert!(
                 ERROR_FIELDS.contains(&name.as_str()) || name == "session_token",
                 "`{name}` names an error field and holds a credential word: add it to ERROR_FIELDS if it never \
