@@ -107,6 +107,13 @@ const INNOCENT_WORDS: [&str; 4] = ["keyword", "keywords", "author", "authors"];
 /// (words are split at anything but a letter or digit, and where a lower-case
 /// letter meets a capital).
 pub fn credential_word(key: &str) -> Option<&'static str> {
+    // Most names hold no credential word at all: an ASCII one is cleared
+    // without splitting it into words (every answer's keys pass here). A
+    // name with other characters takes the long way, since lower-casing
+    // some of them (the Kelvin sign) gives an ASCII letter.
+    if key.is_ascii() && !mentions_a_credential_word(key.as_bytes()) {
+        return None;
+    }
     words_of(key)
         .filter(|word| !INNOCENT_WORDS.contains(&word.as_str()))
         .find_map(|word| CREDENTIAL_WORDS.iter().copied().find(|credential| word.contains(credential)))
@@ -132,6 +139,26 @@ pub fn holds_credential(key: &str) -> bool {
     credential_word(key).is_some()
         && !IDENTIFIER_NAMES.iter().any(|name| key.eq_ignore_ascii_case(name))
         && !words_of(key).last().is_some_and(|last| DESCRIBING_WORDS.contains(&last.as_str()))
+}
+
+/// Whether one of `CREDENTIAL_WORDS` occurs anywhere in an ASCII name,
+/// ignoring case. Only where a byte can start one of them is it compared.
+fn mentions_a_credential_word(name: &[u8]) -> bool {
+    (0..name.len()).any(|at| {
+        let starting: &[&str] = match name[at].to_ascii_lowercase() {
+            b'k' => &["key"],
+            b't' => &["token"],
+            b's' => &["secret"],
+            b'p' => &["password", "passphrase"],
+            b'c' => &["credential"],
+            b'a' => &["auth"],
+            _ => return false,
+        };
+        let rest = &name[at..];
+        starting
+            .iter()
+            .any(|word| rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word.as_bytes()))
+    })
 }
 
 /// The words of a key's name, lower-cased.
@@ -222,6 +249,29 @@ mod tests {
         assert_eq!(credential_word("OAuthClient"), Some("auth"));
         assert_eq!(credential_word("smtp_Password"), Some("password"));
         assert_eq!(credential_word("ai_model"), None);
+    }
+
+    #[test]
+    fn the_quick_check_knows_every_credential_word() {
+        for word in CREDENTIAL_WORDS {
+            assert!(mentions_a_credential_word(word.as_bytes()), "{word}");
+            assert!(mentions_a_credential_word(word.to_uppercase().as_bytes()), "{word}");
+        }
+    }
+
+    #[test]
+    fn the_quick_check_and_the_word_split_agree() {
+        for name in
+            ["api_KEY", "x-Auth", "plain", "keywords", "author_token", "PassPhrase", "cred", "to_ken", ""]
+        {
+            let split =
+                words_of(name).filter(|word| !INNOCENT_WORDS.contains(&word.as_str())).find_map(|word| {
+                    CREDENTIAL_WORDS.iter().copied().find(|credential| word.contains(credential))
+                });
+            assert_eq!(credential_word(name), split, "{name}");
+        }
+        // Lower-cased, the Kelvin sign is an ASCII k: the long way finds it.
+        assert_eq!(credential_word("api_\u{212A}ey"), Some("key"));
     }
 
     #[test]

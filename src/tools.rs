@@ -131,12 +131,13 @@ fn input_schema(index: usize) -> &'static Value {
     cells[index].get_or_init(|| (TOOLS[index].input_schema)())
 }
 
-/// A tool's output schema, built on that tool's first call and kept, as
-/// its input schema is: every answer is walked beside it (`withhold`).
-fn output_schema(index: usize) -> &'static Value {
-    static SCHEMAS: OnceLock<Vec<OnceLock<Value>>> = OnceLock::new();
-    let cells = SCHEMAS.get_or_init(|| TOOLS.iter().map(|_| OnceLock::new()).collect());
-    cells[index].get_or_init(|| (TOOLS[index].output_schema)())
+/// What a tool's output schema declares, as the walk that withholds
+/// credentials reads it (`withhold::Shape`): built from the schema on that
+/// tool's first call and kept, as its input schema is.
+fn answer_shape(index: usize) -> &'static withhold::Shape {
+    static SHAPES: OnceLock<Vec<OnceLock<withhold::Shape>>> = OnceLock::new();
+    let cells = SHAPES.get_or_init(|| TOOLS.iter().map(|_| OnceLock::new()).collect());
+    cells[index].get_or_init(|| withhold::Shape::of(&(TOOLS[index].output_schema)()))
 }
 
 /// The one entry point for `tools/call` and the `call` subcommand.
@@ -147,7 +148,7 @@ fn output_schema(index: usize) -> &'static Value {
 pub fn call(backend: &mut Backend, name: &str, arguments: &Value, read_only: bool) -> Option<ToolResult> {
     let index = TOOLS.iter().position(|tool| tool.name == name)?;
     let result = answer(backend, index, arguments, read_only)?;
-    Some(withhold::shown(output_schema(index), result))
+    Some(withhold::shown(answer_shape(index), result))
 }
 
 /// The call itself: the read-only and argument checks, then the handler.

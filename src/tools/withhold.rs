@@ -29,12 +29,12 @@ use crate::settings_policy::{holds_credential, withheld, withhold_credentials};
 const ERROR_FIELDS: [&str; 6] =
     ["token_file", "keys", "missing_keys", "group_keys", "writable_keys", "credential_shaped"];
 
-/// `result` as it may be shown: the answer walked beside `output_schema`, or
-/// the error's fields judged.
-pub(super) fn shown(output_schema: &Value, result: ToolResult) -> ToolResult {
+/// `result` as it may be shown: the answer walked beside its outputSchema's
+/// `shape`, or the error's fields judged.
+pub(super) fn shown(shape: &Shape, result: ToolResult) -> ToolResult {
     match result {
         Ok(mut answer) => {
-            walk(output_schema, &mut answer);
+            walk(shape, &mut answer);
             Ok(answer)
         }
         Err(mut error) => {
@@ -44,33 +44,71 @@ pub(super) fn shown(output_schema: &Value, result: ToolResult) -> ToolResult {
     }
 }
 
-/// Withholds inside `value` what its schema does not declare.
-fn walk(schema: &Value, value: &mut Value) {
+/// What an outputSchema declares, reduced to what the walk reads: built once
+/// per tool (`tools::answer_shape`), so that a call looks its fields up in a
+/// short list in the schema's order instead of hashing each name into the
+/// schema's maps.
+pub(crate) struct Shape {
+    /// The declared properties of an object, in the schema's order.
+    properties: Option<Vec<(String, Shape)>>,
+    /// The values of an open map that keeps its keys (`open_map_values`).
+    open: Option<Box<Shape>>,
+    items: Option<Box<Shape>>,
+}
+
+impl Shape {
+    pub(crate) fn of(schema: &Value) -> Shape {
+        let properties = schema.get("properties").and_then(Value::as_object).map(|properties| {
+            properties.iter().map(|(name, schema)| (name.clone(), Shape::of(schema))).collect()
+        });
+        Shape {
+            properties,
+            open: open_map_values(schema).map(|values| Box::new(Shape::of(values))),
+            items: schema.get("items").map(|items| Box::new(Shape::of(items))),
+        }
+    }
+}
+
+/// Withholds inside `value` what its shape does not declare.
+fn walk(shape: &Shape, value: &mut Value) {
     match value {
-        Value::Object(object) => {
-            let properties = schema.get("properties").and_then(Value::as_object);
-            let open = open_map_values(schema);
-            if properties.is_none() && open.is_none() {
-                withhold_credentials(value);
-                return;
-            }
+        Value::Object(object) if shape.properties.is_some() || shape.open.is_some() => {
+            let declared = shape.properties.as_deref().unwrap_or_default();
+            // Answers mostly list their fields in the schema's order, so the
+            // search starts after the last field found.
+            let mut next = 0;
             for (key, inner) in object.iter_mut() {
-                match properties.and_then(|properties| properties.get(key)).or(open) {
-                    Some(declared) => walk(declared, inner),
-                    None => judge(key, inner),
+                match find(declared, key, next) {
+                    Some(at) => {
+                        next = at + 1;
+                        walk(&declared[at].1, inner);
+                    }
+                    None => match &shape.open {
+                        Some(values) => walk(values, inner),
+                        None => judge(key, inner),
+                    },
                 }
             }
         }
-        Value::Array(rows) => match schema.get("items") {
-            Some(items) => rows.iter_mut().for_each(|row| walk(items, row)),
-            None => {
-                withhold_credentials(value);
-            }
-        },
+        Value::Array(rows) if shape.items.is_some() => {
+            let items = shape.items.as_deref().expect("checked above");
+            rows.iter_mut().for_each(|row| walk(items, row));
+        }
         _ => {
             withhold_credentials(value);
         }
     }
+}
+
+/// Where `key` is in `declared`, searched from `from` on, then from the start.
+fn find(declared: &[(String, Shape)], key: &str, from: usize) -> Option<usize> {
+    let from = from.min(declared.len());
+    let (before, after) = declared.split_at(from);
+    after
+        .iter()
+        .position(|(name, _)| name == key)
+        .map(|at| from + at)
+        .or_else(|| before.iter().position(|(name, _)| name == key))
 }
 
 /// The schema of an open map's values when it types them as something other
@@ -120,7 +158,7 @@ mod tests {
     use crate::error::Code;
 
     fn walked(schema: Value, mut value: Value) -> Value {
-        walk(&schema, &mut value);
+        walk(&Shape::of(&schema), &mut value);
         value
     }
 
@@ -188,7 +226,7 @@ mod tests {
             .with_detail("answered", json!({"id": 7, "auth": "T1", "note": "{\"secret\": \"T2\"}"}))
             .with_detail("session_token", json!("T3"))
             .with_top_level("tried", json!(["http://127.0.0.1:8765"]));
-        let Err(error) = shown(&json!({}), Err(error)) else { panic!() };
+        let Err(error) = shown(&Shape::of(&json!({})), Err(error)) else { panic!() };
         assert_eq!(error.detail["token_file"], "/state/api-token-8765");
         assert_eq!(error.detail["keys"], json!(["ai_api_key"]));
         assert_eq!(
