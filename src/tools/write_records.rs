@@ -173,8 +173,13 @@ fn switch_output() -> Value {
 
 fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     let body = routine_body(args)?;
-    let act =
-        Act::Create { noun: "routine", tool: "create_routine", one: "get_routine", all: "list_routines" };
+    let act = Act::Create {
+        noun: "routine",
+        tool: "create_routine",
+        one: "get_routine",
+        all: "list_routines",
+        reads_back: true,
+    };
     let mut accepted =
         match accepted::send(backend, act, Method::Post, "/api/routines", Some(&body), Some("id"))? {
             Sent::Refused(reply) => return Err(backend::status_error(&reply)),
@@ -347,6 +352,7 @@ fn create_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
         tool: "create_watch_profile",
         one: "get_watch_profile",
         all: "list_watch_profiles",
+        reads_back: false,
     };
     let mut accepted =
         match accepted::send(backend, act, Method::Post, "/api/profiles", Some(&body), Some("id"))? {
