@@ -336,7 +336,7 @@ fn run_verdict(
                     runs.asked, answer.status
                 ),
                 Listed::Other => format!(
-                    "{} answered {} in another shape (JSON that is not a list of runs)",
+                    "{} answered {} with JSON in another shape, not a list of runs",
                     runs.asked, answer.status
                 ),
                 Listed::NotJson => {

@@ -680,7 +680,10 @@ fn check_says_when_the_runs_list_is_not_a_list() {
         assert_eq!(available(&verdicts, name), Value::Null, "{}", verdicts[name]);
         let why = verdicts[name]["why"].as_str().unwrap();
         assert!(why.contains("no run to probe with"), "{why}");
-        assert!(why.contains("in another shape (JSON that is not a list of runs)"), "{why}");
+        assert!(
+            why.contains("GET /api/executions answered 200 with JSON in another shape, not a list of runs"),
+            "{why}"
+        );
         assert!(!why.contains("listed none"), "{why}");
     }
     assert!(requests.iter().all(|r| !r.path.ends_with("/references")), "a references route was asked");
