@@ -113,6 +113,18 @@ struct Answer {
     format_refusal: Option<String>,
     /// The `id` of the first row, when the body is a list of records.
     first_id: Option<i64>,
+    /// What the body was, for a list route's answer.
+    listed: Listed,
+}
+
+/// The shape of an answer that should be a list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Listed {
+    /// A JSON array of this many rows.
+    Rows(usize),
+    /// JSON, but not an array.
+    Other,
+    NotJson,
 }
 
 /// Probes every tool of the table against the confirmed backend. All the
@@ -174,6 +186,11 @@ impl Asker<'_> {
                     own_404: reply.status == 404 && !framework_404 && sentence.is_some(),
                     format_refusal: detail.and_then(format_refusal),
                     first_id: body.as_ref().and_then(|body| body.get(0)?.get("id")?.as_i64()),
+                    listed: match &body {
+                        Some(Value::Array(rows)) => Listed::Rows(rows.len()),
+                        Some(_) => Listed::Other,
+                        None => Listed::NotJson,
+                    },
                 })
             }
             Err(error) => Err(error.message),
@@ -312,7 +329,20 @@ fn run_verdict(
     };
     let Some(run) = run else {
         let what = match &runs.answer {
-            Ok(answer) if (200..300).contains(&answer.status) => "it listed none".to_string(),
+            Ok(answer) if (200..300).contains(&answer.status) => match answer.listed {
+                Listed::Rows(0) => "it listed none".to_string(),
+                Listed::Rows(_) => format!(
+                    "{} answered {}, but the first run it listed has no integer `id`",
+                    runs.asked, answer.status
+                ),
+                Listed::Other => format!(
+                    "{} answered {} with JSON in another shape, not a list of runs",
+                    runs.asked, answer.status
+                ),
+                Listed::NotJson => {
+                    format!("{} answered {} with a body that is not JSON", runs.asked, answer.status)
+                }
+            },
             Ok(answer) => format!("{} answered {}", runs.asked, answer.status),
             Err(message) => format!("{} could not be asked: {message}", runs.asked),
         };
@@ -379,6 +409,7 @@ mod tests {
                 own_404: status == 404 && !framework_404 && detail.as_ref().is_some_and(Value::is_string),
                 format_refusal: detail.as_ref().and_then(format_refusal),
                 first_id: None,
+                listed: Listed::Other,
             }),
         }
     }

@@ -1051,3 +1051,153 @@ fn a_key_the_settings_read_back_no_longer_carries_is_not_called_changed() {
     assert!(!detail.contains("Also changed"), "{detail}");
     assert_eq!(bench.count("PUT", "/api/settings/ai"), 1, "put once");
 }
+
+// ------------------------------------------------------------------ interim statuses
+
+const CONTINUE: &str = "HTTP/1.1 100 Continue\r\n\r\n";
+
+/// An interim 100 Continue says nothing of the outcome: the final 201 after
+/// it is the acceptance, and a write that got only the 100 is said as one
+/// whose outcome is unknown, never as accepted.
+#[test]
+fn an_interim_status_is_passed_over_for_the_final_one() {
+    let mut bench = bench_with_bound(1000);
+    // 100, then a 201 head that stalls: accepted, by the 201.
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines",
+        Fault::Preceded(CONTINUE.into(), Box::new(Fault::StallInHead)),
+    );
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    assert_applied(&error, "resmon created a routine (it answered 201), but its answer stalled");
+    assert_eq!(error["detail"]["failure"]["status"], json!(201), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+
+    // The same reply after a stray blank line, as ureq reads it: a 201.
+    bench.fake.clear_faults();
+    bench.fake.clear_requests();
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines",
+        Fault::Preceded("\r\n".into(), Box::new(Fault::StallInHead)),
+    );
+    let error = bench.error("create_routine", routine_arguments());
+    assert_applied(&error, "resmon created a routine (it answered 201), but its answer stalled");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+
+    // 100, then nothing: no final status, so the outcome is unknown.
+    bench.fake.clear_faults();
+    bench.fake.clear_requests();
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines",
+        Fault::Preceded(CONTINUE.into(), Box::new(Fault::Hang)),
+    );
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+    assert_eq!(error["detail"]["interim_status"], json!(100), "{error}");
+    assert!(error["detail"].get("applied").is_none(), "{error}");
+    assert!(message(&error).contains("beyond the interim status 100"), "{error}");
+    assert!(message(&error).contains("only the interim 100, which says nothing of the outcome"), "{error}");
+    assert!(message(&error).contains("check (with the matching read tool"), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+
+    // 100, then the whole answer: a plain success.
+    bench.fake.clear_faults();
+    bench.fake.clear_requests();
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines",
+        Fault::Preceded(CONTINUE.into(), Box::new(Fault::None)),
+    );
+    let answer = bench.ok("create_routine", routine_arguments());
+    assert!(answer["routine"]["id"].is_i64(), "{answer}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+}
+
+/// update_settings takes only the PUT's 2xx status line: once it arrived,
+/// neither the rest of the head nor the body is waited for, and the group
+/// is read back at once, well within the call's bound.
+#[test]
+fn update_settings_reads_back_as_soon_as_the_puts_2xx_status_line_arrives() {
+    let mut bench = bench_with_bound(3000);
+    let cases = [
+        (Fault::StallInHead, "synthetic-model-2"),
+        (Fault::Preceded(CONTINUE.into(), Box::new(Fault::StallInHead)), "synthetic-model-3"),
+    ];
+    for (fault, model) in cases {
+        bench.fake.clear_requests();
+        bench.fake.set_fault_for("PUT", "/api/settings/ai", fault.clone());
+        let started = std::time::Instant::now();
+        let answer = bench.ok("update_settings", json!({"group": "ai", "settings": {"ai_model": model}}));
+        let elapsed = started.elapsed();
+        assert_eq!(answer["changed"]["ai_model"]["to"], json!(model), "{fault:?}: {answer}");
+        assert!(elapsed < std::time::Duration::from_millis(2500), "{fault:?}: waited {elapsed:?}");
+        assert_eq!(bench.count("PUT", "/api/settings/ai"), 1, "{fault:?}");
+        assert_eq!(bench.count("GET", "/api/settings/ai"), 2, "{fault:?}: read before and after");
+    }
+    // A PUT whose only status was an interim 100 was not accepted.
+    bench.fake.clear_requests();
+    bench.fake.set_fault_for(
+        "PUT",
+        "/api/settings/ai",
+        Fault::Preceded(CONTINUE.into(), Box::new(Fault::Hang)),
+    );
+    let error =
+        bench.error("update_settings", json!({"group": "ai", "settings": {"ai_model": "claude-opus-4-1"}}));
+    assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+    assert!(error["detail"].get("applied").is_none(), "{error}");
+    assert_eq!(bench.count("GET", "/api/settings/ai"), 1, "no read-back without acceptance");
+}
+
+// ------------------------------------------------------------------ redirects
+
+/// A 3xx is neither acceptance nor refusal: the answer names the status and
+/// the path it pointed to (never the other address), says it was not
+/// followed, and for a write that it may have been done.
+#[test]
+fn a_redirect_after_a_write_says_it_may_have_been_done_and_is_not_followed() {
+    let mut bench = bench();
+    let routines_before = bench.fake.state().routines.len();
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines",
+        Fault::RedirectTo(303, "/api/routines/9".into(), String::new()),
+    );
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    let text = message(&error);
+    assert!(
+        text.starts_with("resmon answered POST /api/routines with a redirect (303 to /api/routines/9)"),
+        "{error}"
+    );
+    assert!(text.contains("does not follow redirects"), "{error}");
+    assert!(text.contains("a 303 after a write usually means it was done"), "{error}");
+    assert!(text.contains("check with the matching read tool"), "{error}");
+    assert!(
+        !error.to_string().contains(&format!(":{}", bench.fake.port() + 1)) && !text.contains("127.0.0.1"),
+        "{error}"
+    );
+    assert_eq!(error["detail"]["location"], json!("/api/routines/9"), "{error}");
+    assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+    assert!(error["detail"].get("applied").is_none(), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1, "sent once");
+    assert_eq!(bench.fake.state().routines.len(), routines_before + 1, "resmon did create it");
+    assert_eq!(bench.fake.redirect_target_hits(), 0, "the redirect was followed");
+
+    // A 307 whose body carries a sentence is still said to be a redirect.
+    bench.fake.clear_faults();
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines/{id}/activate",
+        Fault::RedirectTo(307, "/elsewhere".into(), r#"{"detail": "moved"}"#.into()),
+    );
+    let error = bench.error("activate_routine", json!({"routine_id": 7}));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    let text = message(&error);
+    assert!(text.contains("with a redirect (307 to /elsewhere) (resmon said: moved)"), "{error}");
+    assert!(text.contains("may have carried it out"), "{error}");
+    assert_eq!(bench.fake.redirect_target_hits(), 0, "the redirect was followed");
+}
