@@ -381,7 +381,7 @@ fn get_execution(backend: &mut Backend, args: &Args) -> ToolResult {
     let exec_id = args.required_int("exec_id")?;
     backend.pin(expected.clone());
     if let Some(expected) = expected.as_deref() {
-        identity::checked_health(backend, Some(expected))?;
+        backend.checked_health(Some(expected))?;
     }
     let query: Vec<(&str, String)> = expected.iter().map(|id| ("expected_runtime_id", id.clone())).collect();
     let route = format!("GET /api/executions/{exec_id}");

@@ -53,7 +53,7 @@ fn health_output() -> Value {
 
 fn health(backend: &mut Backend, args: &Args) -> ToolResult {
     let expected = identity::expected_runtime_id(args.get("expected_runtime_id"))?;
-    let body = identity::checked_health(backend, expected.as_deref())?;
+    let body = backend.checked_health(expected.as_deref())?;
     backend::require_fields("GET /api/health", &body, &[("status", backend::Kind::String)])?;
     // An unpinned call stays answerable without inventing an identity
     // (contract 1.0 "Instance identity"): a malformed one is reported as null.
