@@ -699,7 +699,17 @@ impl Backend {
     fn preflight(&mut self, instance: &Instance, expected: &str) -> Result<(), ToolError> {
         let query = [("expected_runtime_id", expected.to_string())];
         let reply = self.exchange(instance, Method::Get, "/api/health", &query, None)?;
-        identity::judge_health(&reply, Some(expected)).map(|_| ())
+        judge_health(&reply, Some(expected)).map(|_| ())
+    }
+
+    /// GET /api/health, with the expectation when there is one, its identity
+    /// checked: health's own answer, and get_execution's preflight (contract
+    /// 1.0 "Instance identity").
+    pub(crate) fn checked_health(&mut self, expected: Option<&str>) -> Result<Value, ToolError> {
+        let query: Vec<(&str, String)> =
+            expected.map(|id| ("expected_runtime_id", id.to_string())).into_iter().collect();
+        let reply = self.send(Method::Get, "/api/health", &query, None)?;
+        judge_health(&reply, expected)
     }
 
     /// Refuses to start a request the call's deadline leaves no time for: a
@@ -1364,6 +1374,22 @@ fn token_refused(instance: &Instance, reply: &Reply) -> ToolError {
     .with_detail("port", json!(candidate.port))
     .with_detail("token_file", json!(candidate.token_path.display().to_string()))
     .with_top_level("tried", json!([candidate.base_url()]))
+}
+
+/// A health reply judged against the expectation: resmon's own 409 for a
+/// mismatch, then the status, then (for a pinned call) the identity block.
+fn judge_health(reply: &Reply, expected: Option<&str>) -> Result<Value, ToolError> {
+    if reply.status == 409
+        && let Some(mismatch) = reply.json().ok().as_ref().and_then(identity::backend_mismatch)
+    {
+        return Err(mismatch);
+    }
+    success(reply)?;
+    let body = reply.json_object()?;
+    if let Some(expected) = expected {
+        identity::check_reply(&body, Some(expected))?;
+    }
+    Ok(body)
 }
 
 /// Passes a 2xx reply; maps anything else to the contract's codes.

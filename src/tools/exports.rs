@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Tool, nullable, object};
+use super::{Probe, Tool, nullable, object};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method, Reply};
 use crate::error::{ToolError, ToolResult};
@@ -18,6 +18,12 @@ pub(crate) const EXPORT_REFERENCES: Tool = Tool {
         papers import last run runs",
     input_schema: export_input,
     output_schema: export_output,
+    backend_names: &[("doc_ids", &["document_ids"])],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    // bibtex, the format every release exports: whether a resmon knows the
+    // newer json format is said by the call that asks for it.
+    probe: Probe::OfRun("references", &[("format", "bibtex")]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,

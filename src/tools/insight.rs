@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Tool, nullable, object, passed_through};
+use super::{Probe, Tool, nullable, object, passed_through};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::{ToolError, ToolResult};
@@ -20,6 +20,17 @@ pub(crate) const GET_ANALYTICS: Tool = Tool {
         collection",
     input_schema: analytics_input,
     output_schema: analytics_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Each(&[
+        "/api/analytics/overview",
+        "/api/analytics/publication-volume",
+        "/api/analytics/source-contribution",
+        "/api/analytics/keyword-contribution",
+        "/api/analytics/routine-health",
+        "/api/analytics/discovery-lag",
+    ]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -39,6 +50,10 @@ pub(crate) const GET_WATCHDOG_FINDINGS: Tool = Tool {
         stopped silent quiet dead stale routines sources",
     input_schema: watchdog_input,
     output_schema: watchdog_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/watchdog", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,

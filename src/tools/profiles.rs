@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::papers::{self, Authors, IdField, PaperRow};
 use super::rows::{decoded_profile, orcid_of, parse_json_text};
-use super::{DEFAULT_PAGE, MAX_PAGE, Tool, limit_property, nullable, object, offset_property};
+use super::{DEFAULT_PAGE, MAX_PAGE, Probe, Tool, limit_property, nullable, object, offset_property};
 use crate::args::Args;
 use crate::backend::{self, Backend};
 use crate::error::{ToolError, ToolResult};
@@ -27,6 +27,10 @@ pub(crate) const LIST_WATCH_PROFILES: Tool = Tool {
         tracking watched watching watchlist",
     input_schema: list_input,
     output_schema: list_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/profiles", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -45,6 +49,10 @@ pub(crate) const GET_WATCH_PROFILE: Tool = Tool {
         certain evidence name only",
     input_schema: get_input,
     output_schema: get_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/profiles/0", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -64,6 +72,10 @@ pub(crate) const GET_PROFILE_MATCHES: Tool = Tool {
         followed",
     input_schema: matches_input,
     output_schema: matches_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/profiles/0/matches", &[("limit", "1")]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,

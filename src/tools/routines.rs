@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::rows::{self, FLAGS, flag, flag_value, parse_json_text, require_routine};
-use super::{Tool, nullable, object};
+use super::{Probe, Tool, nullable, object};
 use crate::args::Args;
 use crate::backend::{self, Backend};
 use crate::error::{ToolError, ToolResult};
@@ -27,6 +27,10 @@ pub(crate) const LIST_ROUTINES: Tool = Tool {
         monitored topics keywords queries active inactive enabled missed overview",
     input_schema: list_input,
     output_schema: list_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/routines", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -46,6 +50,10 @@ pub(crate) const GET_ROUTINE: Tool = Tool {
         configuration config",
     input_schema: get_input,
     output_schema: get_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/routines/0", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,

@@ -9,7 +9,7 @@
 use serde_json::{Map, Value, json};
 
 use super::accepted::{self, Act, Sent};
-use super::{Tool, object};
+use super::{Probe, Tool, object};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::{Code, ToolError, ToolResult};
@@ -26,6 +26,10 @@ pub(crate) const UPDATE_SETTINGS: Tool = Tool {
         notifications notification ai assistant storage archive pdf retention",
     input_schema: update_settings_input,
     output_schema: update_settings_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Write(Method::Put, "/api/settings/ai"),
     requires_confirmation: true,
     // Overwriting a value is not additive: the old text is gone from resmon
     // unless the caller keeps `changed.*.from`. That is what the hint is for.

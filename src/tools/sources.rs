@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Tool, no_arguments, nullable, object};
+use super::{Probe, Tool, no_arguments, nullable, object};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::ToolResult;
@@ -19,6 +19,10 @@ pub(crate) const LIST_SOURCES: Tool = Tool {
         token credentials arxiv biorxiv medrxiv pubmed crossref openalex",
     input_schema: sources_input,
     output_schema: sources_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/repositories/catalog", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::accepted::{self, Act, Sent};
-use super::{Tool, nullable, object, rows};
+use super::{Probe, Tool, nullable, object, rows};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method, Reply};
 use crate::error::{Code, ToolError, ToolResult};
@@ -24,6 +24,10 @@ pub(crate) const RUN_SWEEP: Tool = Tool {
         refresh",
     input_schema: run_sweep_input,
     output_schema: run_sweep_output,
+    backend_names: &[("sources", &["repositories"])],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Write(Method::Post, "/api/search/sweep"),
     requires_confirmation: true,
     // Adds an execution and papers; removes and overwrites nothing.
     destructive: false,
@@ -43,6 +47,10 @@ pub(crate) const RUN_ROUTINE: Tool = Tool {
         away kick off launch fire execute rerun re-run again force on demand",
     input_schema: run_routine_input,
     output_schema: run_routine_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Write(Method::Post, "/api/routines/0/run"),
     requires_confirmation: true,
     destructive: false,
     idempotent: false,
