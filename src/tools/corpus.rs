@@ -27,7 +27,6 @@ pub(crate) const SEARCH_CORPUS: Tool = Tool {
     always_load: true,
     search_hint: "find look papers articles literature library collection keyword topic semantic stored saved mentioning",
     input_schema: search_input,
-    output_schema: search_output,
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -45,7 +44,6 @@ pub(crate) const FIND_SIMILAR: Tool = Tool {
         neighbours neighbors closest resembling comparable recommend recommended \
         recommendations suggest suggestions same topic",
     input_schema: similar_input,
-    output_schema: similar_output,
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -64,7 +62,6 @@ pub(crate) const EXPLAIN_MATCH: Tool = Tool {
         up appear appears appeared evidence justification highlighted this paper article \
         results",
     input_schema: doc_input,
-    output_schema: why_output,
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -83,7 +80,6 @@ pub(crate) const GET_PAPER_LIFECYCLE: Tool = Tool {
         reviewed version versions preprint updated updates history still valid study \
         article",
     input_schema: doc_input,
-    output_schema: lifecycle_output,
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -108,7 +104,7 @@ fn search_input() -> Value {
     )
 }
 
-fn search_output() -> Value {
+pub(super) fn search_output() -> Value {
     let mut paper = papers::paper_schema(Authors::Listed);
     let distance =
         nullable("Semantic mode only: distance from the query, smaller is closer; null if unranked.");
@@ -143,7 +139,7 @@ fn similar_input() -> Value {
     )
 }
 
-fn similar_output() -> Value {
+pub(super) fn similar_output() -> Value {
     let mut paper = papers::paper_schema(Authors::Listed);
     papers::add_field(&mut paper, "distance", nullable("Distance from the paper; smaller is closer."), true);
     object(
@@ -161,7 +157,7 @@ fn doc_input() -> Value {
     object(json!({"doc_id": {"type": "integer", "minimum": 1}}), &["doc_id"])
 }
 
-fn why_output() -> Value {
+pub(super) fn why_output() -> Value {
     passed_through(object(
         json!({
             "document": {"type": "object"},
@@ -183,7 +179,7 @@ fn why_output() -> Value {
     ))
 }
 
-fn lifecycle_output() -> Value {
+pub(super) fn lifecycle_output() -> Value {
     passed_through(object(
         json!({
             "document_id": {"type": "integer"},

@@ -37,7 +37,6 @@ pub(crate) const LIST_EXECUTIONS: Tool = Tool {
     always_load: true,
     search_hint: "recent runs history latest last week today overnight ran failed completed activity",
     input_schema: list_input,
-    output_schema: list_output,
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -53,7 +52,6 @@ pub(crate) const GET_EXECUTION: Tool = Tool {
     always_load: true,
     search_hint: "run status finished done complete progress still running coverage zero results nothing interrupted errors",
     input_schema: get_input,
-    output_schema: get_output,
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -68,7 +66,6 @@ pub(crate) const GET_EXECUTION_RESULTS: Tool = Tool {
     always_load: true,
     search_hint: "papers found new week latest results hits digest",
     input_schema: results_input,
-    output_schema: results_output,
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -87,7 +84,6 @@ pub(crate) const GET_SEARCH_RECORD: Tool = Tool {
         reproducibility replicate audit trail documentation documented log each source \
         per database",
     input_schema: exec_input,
-    output_schema: record_output,
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -128,7 +124,7 @@ fn results_input() -> Value {
     )
 }
 
-fn list_output() -> Value {
+pub(super) fn list_output() -> Value {
     let row = object(
         json!({
             "id": {"type": "integer"},
@@ -167,7 +163,7 @@ fn list_output() -> Value {
     )
 }
 
-fn get_output() -> Value {
+pub(super) fn get_output() -> Value {
     object(
         json!({
             "id": {"type": "integer"},
@@ -200,7 +196,7 @@ fn get_output() -> Value {
     )
 }
 
-fn results_output() -> Value {
+pub(super) fn results_output() -> Value {
     object(
         json!({
             "exec_id": {"type": "integer"},
@@ -214,7 +210,7 @@ fn results_output() -> Value {
     )
 }
 
-fn record_output() -> Value {
+pub(super) fn record_output() -> Value {
     let search = object(
         json!({
             "query_as_sent": nullable("The terms as typed (for a keyword run, joined into one string no source received)."),

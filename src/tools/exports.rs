@@ -17,7 +17,6 @@ pub(crate) const EXPORT_REFERENCES: Tool = Tool {
         bibliographies zotero endnote mendeley reference manager download file save \
         papers import last run runs",
     input_schema: export_input,
-    output_schema: export_output,
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -41,7 +40,7 @@ fn export_input() -> Value {
 
 /// One shape for every format: contract 1.0 "Tools › Read" returns "the
 /// exported text", and for json that is the JSON file as resmon wrote it.
-fn export_output() -> Value {
+pub(super) fn export_output() -> Value {
     object(
         json!({
             "format": {"type": "string"},

@@ -25,7 +25,6 @@ pub(crate) const UPDATE_SETTINGS: Tool = Tool {
         option embedding embeddings model models llm temperature effort sender email smtp mail \
         notifications notification ai assistant storage archive pdf retention",
     input_schema: update_settings_input,
-    output_schema: update_settings_output,
     requires_confirmation: true,
     // Overwriting a value is not additive: the old text is gone from resmon
     // unless the caller keeps `changed.*.from`. That is what the hint is for.
@@ -56,7 +55,7 @@ fn update_settings_input() -> Value {
     )
 }
 
-fn update_settings_output() -> Value {
+pub(super) fn update_settings_output() -> Value {
     object(
         json!({
             "group": {"type": "string"},

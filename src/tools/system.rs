@@ -16,7 +16,6 @@ pub(crate) const HEALTH: Tool = Tool {
     always_load: true,
     search_hint: "running reachable connection connected offline alive status version app server ping",
     input_schema: health_input,
-    output_schema: health_output,
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -34,7 +33,7 @@ fn health_input() -> Value {
     )
 }
 
-fn health_output() -> Value {
+pub(super) fn health_output() -> Value {
     object(
         json!({
             "status": {"type": "string"},

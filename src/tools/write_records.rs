@@ -28,7 +28,6 @@ pub(crate) const CREATE_ROUTINE: Tool = Tool {
         week month recurring repeating regular automatic subscribe subscription saved \
         search keyword keywords topic topics notify me monitor papers make",
     input_schema: create_routine_input,
-    output_schema: create_routine_output,
     requires_confirmation: true,
     // Adds one routine; changes nothing that exists.
     destructive: false,
@@ -48,7 +47,6 @@ pub(crate) const CREATE_WATCH_PROFILE: Tool = Tool {
     search_hint: "follow track tracking start watch add new author researcher person someone \
         scientist colleague professor lab group institution orcid",
     input_schema: create_watch_profile_input,
-    output_schema: create_watch_profile_output,
     requires_confirmation: true,
     destructive: false,
     idempotent: false,
@@ -66,7 +64,6 @@ pub(crate) const ACTIVATE_ROUTINE: Tool = Tool {
         scheduling scheduled automatic automatically unpause reactivate re-enable switch \
         live again back",
     input_schema: routine_id_input,
-    output_schema: switch_output,
     requires_confirmation: true,
     // Flips one flag that deactivate_routine flips back; nothing is lost.
     destructive: false,
@@ -85,7 +82,6 @@ pub(crate) const DEACTIVATE_ROUTINE: Tool = Tool {
         unschedule unscheduled switch mute silence cancel no longer anymore \
         automatically unsubscribe daily weekly",
     input_schema: routine_id_input,
-    output_schema: switch_output,
     requires_confirmation: true,
     destructive: false,
     idempotent: true,
@@ -118,7 +114,7 @@ fn create_routine_input() -> Value {
     )
 }
 
-fn create_routine_output() -> Value {
+pub(super) fn create_routine_output() -> Value {
     object(
         json!({
             "routine": rows::routine_record_schema(json!({}), &[]),
@@ -144,7 +140,7 @@ fn create_watch_profile_input() -> Value {
     )
 }
 
-fn create_watch_profile_output() -> Value {
+pub(super) fn create_watch_profile_output() -> Value {
     object(
         json!({
             "basis_warning": nullable("How weak this profile's matches will be, or null when resmon gives none. Repeat it."),
@@ -167,7 +163,7 @@ fn routine_id_input() -> Value {
     object(json!({"routine_id": {"type": "integer", "minimum": 1}}), &["routine_id"])
 }
 
-fn switch_output() -> Value {
+pub(super) fn switch_output() -> Value {
     object(json!({"id": {"type": "integer"}, "is_active": {"type": "boolean"}}), &["id", "is_active"])
 }
 
