@@ -29,7 +29,6 @@ pub(crate) const SEARCH_CORPUS: Tool = Tool {
     always_load: true,
     search_hint: "find look papers articles literature library collection keyword topic semantic stored saved mentioning",
     input_schema: search_input,
-    output_schema: search_output,
     backend_names: &[("mode", &["sort"])],
     not_sent_as_given: &[],
     declined_arguments: &[("offset", OFFSET_REFUSAL)],
@@ -51,7 +50,6 @@ pub(crate) const FIND_SIMILAR: Tool = Tool {
         neighbours neighbors closest resembling comparable recommend recommended \
         recommendations suggest suggestions same topic",
     input_schema: similar_input,
-    output_schema: similar_output,
     backend_names: &[("limit", &["k"])],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -74,7 +72,6 @@ pub(crate) const EXPLAIN_MATCH: Tool = Tool {
         up appear appears appeared evidence justification highlighted this paper article \
         results",
     input_schema: doc_input,
-    output_schema: why_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -97,7 +94,6 @@ pub(crate) const GET_PAPER_LIFECYCLE: Tool = Tool {
         reviewed version versions preprint updated updates history still valid study \
         article",
     input_schema: doc_input,
-    output_schema: lifecycle_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -126,7 +122,7 @@ fn search_input() -> Value {
     )
 }
 
-fn search_output() -> Value {
+pub(super) fn search_output() -> Value {
     let mut paper = papers::paper_schema(Authors::Listed);
     let distance =
         nullable("Semantic mode only: distance from the query, smaller is closer; null if unranked.");
@@ -161,7 +157,7 @@ fn similar_input() -> Value {
     )
 }
 
-fn similar_output() -> Value {
+pub(super) fn similar_output() -> Value {
     let mut paper = papers::paper_schema(Authors::Listed);
     papers::add_field(&mut paper, "distance", nullable("Distance from the paper; smaller is closer."), true);
     object(
@@ -179,7 +175,7 @@ fn doc_input() -> Value {
     object(json!({"doc_id": {"type": "integer", "minimum": 1}}), &["doc_id"])
 }
 
-fn why_output() -> Value {
+pub(super) fn why_output() -> Value {
     passed_through(object(
         json!({
             "document": {"type": "object"},
@@ -201,7 +197,7 @@ fn why_output() -> Value {
     ))
 }
 
-fn lifecycle_output() -> Value {
+pub(super) fn lifecycle_output() -> Value {
     passed_through(object(
         json!({
             "document_id": {"type": "integer"},

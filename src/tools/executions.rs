@@ -42,7 +42,6 @@ pub(crate) const LIST_EXECUTIONS: Tool = Tool {
     always_load: true,
     search_hint: "recent runs history latest last week today overnight ran failed completed activity",
     input_schema: list_input,
-    output_schema: list_output,
     backend_names: &[],
     not_sent_as_given: &["limit", "offset"],
     declined_arguments: &[],
@@ -62,7 +61,6 @@ pub(crate) const GET_EXECUTION: Tool = Tool {
     always_load: true,
     search_hint: "run status finished done complete progress still running coverage zero results nothing interrupted errors",
     input_schema: get_input,
-    output_schema: get_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -81,7 +79,6 @@ pub(crate) const GET_EXECUTION_RESULTS: Tool = Tool {
     always_load: true,
     search_hint: "papers found new week latest results hits digest",
     input_schema: results_input,
-    output_schema: results_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -105,7 +102,6 @@ pub(crate) const GET_SEARCH_RECORD: Tool = Tool {
         reproducibility replicate audit trail documentation documented log each source \
         per database",
     input_schema: exec_input,
-    output_schema: record_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -150,7 +146,7 @@ fn results_input() -> Value {
     )
 }
 
-fn list_output() -> Value {
+pub(super) fn list_output() -> Value {
     let row = object(
         json!({
             "id": {"type": "integer"},
@@ -189,7 +185,7 @@ fn list_output() -> Value {
     )
 }
 
-fn get_output() -> Value {
+pub(super) fn get_output() -> Value {
     object(
         json!({
             "id": {"type": "integer"},
@@ -222,7 +218,7 @@ fn get_output() -> Value {
     )
 }
 
-fn results_output() -> Value {
+pub(super) fn results_output() -> Value {
     object(
         json!({
             "exec_id": {"type": "integer"},
@@ -236,7 +232,7 @@ fn results_output() -> Value {
     )
 }
 
-fn record_output() -> Value {
+pub(super) fn record_output() -> Value {
     let search = object(
         json!({
             "query_as_sent": nullable("The terms as typed (for a keyword run, joined into one string no source received)."),

@@ -25,7 +25,6 @@ pub(crate) const UPDATE_SETTINGS: Tool = Tool {
         option embedding embeddings model models llm temperature effort sender email smtp mail \
         notifications notification ai assistant storage archive pdf retention",
     input_schema: update_settings_input,
-    output_schema: update_settings_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -60,7 +59,7 @@ fn update_settings_input() -> Value {
     )
 }
 
-fn update_settings_output() -> Value {
+pub(super) fn update_settings_output() -> Value {
     object(
         json!({
             "group": {"type": "string"},

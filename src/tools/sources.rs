@@ -18,7 +18,6 @@ pub(crate) const LIST_SOURCES: Tool = Tool {
         coverage cover covers covered supported support available offer api key keys \
         token credentials arxiv biorxiv medrxiv pubmed crossref openalex",
     input_schema: sources_input,
-    output_schema: sources_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -36,7 +35,7 @@ fn sources_input() -> Value {
     no_arguments()
 }
 
-fn sources_output() -> Value {
+pub(super) fn sources_output() -> Value {
     let source = object(
         json!({
             "slug": {"type": "string"},

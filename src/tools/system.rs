@@ -16,7 +16,6 @@ pub(crate) const HEALTH: Tool = Tool {
     always_load: true,
     search_hint: "running reachable connection connected offline alive status version app server ping",
     input_schema: health_input,
-    output_schema: health_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -38,7 +37,7 @@ fn health_input() -> Value {
     )
 }
 
-fn health_output() -> Value {
+pub(super) fn health_output() -> Value {
     object(
         json!({
             "status": {"type": "string"},

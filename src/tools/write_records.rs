@@ -28,7 +28,6 @@ pub(crate) const CREATE_ROUTINE: Tool = Tool {
         week month recurring repeating regular automatic subscribe subscription saved \
         search keyword keywords topic topics notify me monitor papers make",
     input_schema: create_routine_input,
-    output_schema: create_routine_output,
     backend_names: &[
         ("schedule", &["schedule_cron"]),
         ("keywords", &["parameters"]),
@@ -57,7 +56,6 @@ pub(crate) const CREATE_WATCH_PROFILE: Tool = Tool {
     search_hint: "follow track tracking start watch add new author researcher person someone \
         scientist colleague professor lab group institution orcid",
     input_schema: create_watch_profile_input,
-    output_schema: create_watch_profile_output,
     backend_names: &[
         ("name", &["display_name", "names"]),
         ("aliases", &["names"]),
@@ -84,7 +82,6 @@ pub(crate) const ACTIVATE_ROUTINE: Tool = Tool {
         scheduling scheduled automatic automatically unpause reactivate re-enable switch \
         live again back",
     input_schema: routine_id_input,
-    output_schema: switch_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -107,7 +104,6 @@ pub(crate) const DEACTIVATE_ROUTINE: Tool = Tool {
         unschedule unscheduled switch mute silence cancel no longer anymore \
         automatically unsubscribe daily weekly",
     input_schema: routine_id_input,
-    output_schema: switch_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -144,7 +140,7 @@ fn create_routine_input() -> Value {
     )
 }
 
-fn create_routine_output() -> Value {
+pub(super) fn create_routine_output() -> Value {
     object(
         json!({
             "routine": rows::routine_record_schema(json!({}), &[]),
@@ -170,7 +166,7 @@ fn create_watch_profile_input() -> Value {
     )
 }
 
-fn create_watch_profile_output() -> Value {
+pub(super) fn create_watch_profile_output() -> Value {
     object(
         json!({
             "basis_warning": nullable("How weak this profile's matches will be, or null when resmon gives none. Repeat it."),
@@ -193,7 +189,7 @@ fn routine_id_input() -> Value {
     object(json!({"routine_id": {"type": "integer", "minimum": 1}}), &["routine_id"])
 }
 
-fn switch_output() -> Value {
+pub(super) fn switch_output() -> Value {
     object(json!({"id": {"type": "integer"}, "is_active": {"type": "boolean"}}), &["id", "is_active"])
 }
 

@@ -23,7 +23,6 @@ pub(crate) const RUN_SWEEP: Tool = Tool {
         harvest new latest papers arxiv pubmed biorxiv sources manual manually once \
         refresh",
     input_schema: run_sweep_input,
-    output_schema: run_sweep_output,
     backend_names: &[("sources", &["repositories"])],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -46,7 +45,6 @@ pub(crate) const RUN_ROUTINE: Tool = Tool {
     search_hint: "alert alerts saved search trigger start now manually manual immediately right \
         away kick off launch fire execute rerun re-run again force on demand",
     input_schema: run_routine_input,
-    output_schema: run_routine_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -72,7 +70,7 @@ fn run_sweep_input() -> Value {
     )
 }
 
-fn run_sweep_output() -> Value {
+pub(super) fn run_sweep_output() -> Value {
     object(
         json!({
             "execution_id": {"type": "integer", "description": "Poll with get_execution."},
@@ -87,7 +85,7 @@ fn run_routine_input() -> Value {
     object(json!({"routine_id": {"type": "integer", "minimum": 1}}), &["routine_id"])
 }
 
-fn run_routine_output() -> Value {
+pub(super) fn run_routine_output() -> Value {
     object(
         json!({
             "queued": {"type": "boolean", "description": "Read first: true means no execution exists yet."},

@@ -362,8 +362,7 @@ fn a_credential_shaped_key_of_the_group_is_named_but_never_shown() {
 
 #[test]
 fn the_changed_description_says_a_credential_shaped_key_is_withheld() {
-    let tool = resmon_mcp::tools::find("update_settings").unwrap();
-    let schema = (tool.output_schema)();
+    let schema = resmon_mcp::tools::output_schema("update_settings").unwrap();
     let description = schema["properties"]["changed"]["description"].as_str().unwrap();
     assert!(description.contains(r#"{"withheld": true}"#), "{description}");
 }
