@@ -122,17 +122,47 @@ impl Reply {
         seed: S,
     ) -> Result<S::Value, ToolError> {
         let not_json = || {
-            ToolError::new(
+            let mut error = ToolError::new(
                 Code::UpstreamError,
-                format!("resmon answered {} with a body that is not JSON.", self.route),
+                format!("resmon answered {} with {}.", self.route, self.unreadable_body()),
             )
             .with_detail("status", json!(self.status))
-            .with_detail("route", json!(self.route))
+            .with_detail("route", json!(self.route));
+            if let Some(encoding) = self.foreign_encoding() {
+                error = error.with_detail("content_encoding", json!(encoding));
+            }
+            error
         };
         let text = std::str::from_utf8(&self.bytes).map_err(|_| not_json())?;
         let mut reader = serde_json::Deserializer::from_str(text);
         // `end` refuses anything but whitespace after the value.
         seed.deserialize(&mut reader).and_then(|value| reader.end().map(|()| value)).map_err(|_| not_json())
+    }
+
+    /// Why the body could not be read as JSON, as the end of "resmon
+    /// answered … with …": an empty body is said as empty, and a body in a
+    /// Content-Encoding this server does not read (it asks for none) is
+    /// named by it, so neither is mistaken for a broken JSON text.
+    pub(crate) fn unreadable_body(&self) -> String {
+        if let Some(encoding) = self.foreign_encoding() {
+            return format!(
+                "a body in the `{encoding}` content encoding, which this server does not read (it asks \
+                 for none)"
+            );
+        }
+        if self.bytes.iter().all(u8::is_ascii_whitespace) {
+            return format!("an empty body (status {}) where JSON was expected", self.status);
+        }
+        "a body that is not JSON".to_string()
+    }
+
+    /// The answer's Content-Encoding, when it names one other than
+    /// `identity` (none is asked for, and none is decoded).
+    fn foreign_encoding(&self) -> Option<String> {
+        let encoding = self.header("content-encoding")?.trim();
+        let printable: String =
+            encoding.chars().filter(|c| c.is_ascii_graphic() || *c == ' ').take(40).collect();
+        (!printable.is_empty() && !printable.eq_ignore_ascii_case("identity")).then_some(printable)
     }
 
     /// The body as JSON, required to be an object.
@@ -185,14 +215,23 @@ const WAIT_SLICE: Duration = Duration::from_millis(50);
 
 /// What the transport saw of the current exchange that ureq does not
 /// report: the status line of an answer whose head then failed (too large,
-/// stalled, not valid HTTP), and a reset, which ureq reads as a close once
-/// a body has begun. `Backend::exchange` clears it before each request.
+/// stalled, not valid HTTP), an interim (1xx) status before it, and a reset,
+/// which ureq reads as a close once a body has begun. `Backend::exchange`
+/// clears it before each request.
 #[derive(Debug, Default)]
 struct Seen {
     /// Whether the next input is the start of an answer's head.
     watching: bool,
-    /// The status of the answer's status line, once that line arrived whole.
+    /// Whether a 2xx final status line ends the read there, the rest of its
+    /// head and its body unread (`Backend::status_only`).
+    stop_at_success: bool,
+    /// The last interim (1xx) status passed over before the final one.
+    interim: Option<u16>,
+    /// The final status of the answer, once its status line arrived whole.
     status: Option<u16>,
+    /// Whether the read was ended here at a 2xx status line, as
+    /// `stop_at_success` asks.
+    cut: bool,
     /// Whether a read ended in a reset (or abort) of the connection.
     reset: bool,
 }
@@ -222,6 +261,50 @@ fn status_line(input: &[u8]) -> Result<Option<u16>, ()> {
         return Err(());
     }
     text.parse().map(Some).map_err(|_| ())
+}
+
+/// The statuses at the start of an answer, read as ureq reads them: blank
+/// lines before a status line are passed over (httparse does so), and so is
+/// an interim head (1xx, except 101, which ureq hands on as the answer) once
+/// its closing blank line arrived, so that `status` is the final status.
+/// `Err` when the input cannot be the start of an answer.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Heads {
+    interim: Option<u16>,
+    status: Option<u16>,
+}
+
+fn heads(mut input: &[u8]) -> Result<Heads, ()> {
+    let mut heads = Heads::default();
+    loop {
+        while let Some(rest) = input.strip_prefix(b"\r\n").or_else(|| input.strip_prefix(b"\n")) {
+            input = rest;
+        }
+        if input == b"\r" {
+            return Ok(heads);
+        }
+        let Some(status) = status_line(input)? else { return Ok(heads) };
+        if !(100..200).contains(&status) || status == 101 {
+            heads.status = Some(status);
+            return Ok(heads);
+        }
+        heads.interim = Some(status);
+        // An interim head ends at its first blank line.
+        let end = (0..input.len()).filter(|at| input[*at] == b'\n').find_map(|at| {
+            let after = &input[at + 1..];
+            if after.starts_with(b"\r\n") {
+                Some(at + 3)
+            } else if after.starts_with(b"\n") {
+                Some(at + 2)
+            } else {
+                None
+            }
+        });
+        match end {
+            Some(end) => input = &input[end..],
+            None => return Ok(heads),
+        }
+    }
 }
 
 /// Puts every connection ureq opens inside a [`Sliced`] transport.
@@ -280,11 +363,21 @@ impl Transport for Sliced {
         let result = self.wait(timeout);
         let mut seen = seen(&self.1);
         match &result {
-            Ok(_) if seen.watching => match status_line(self.0.buffers().input()) {
-                Ok(None) => (),
-                Ok(Some(status)) => {
-                    seen.status = Some(status);
-                    seen.watching = false;
+            Ok(_) if seen.watching => match heads(self.0.buffers().input()) {
+                Ok(Heads { interim, status }) => {
+                    seen.interim = interim.or(seen.interim);
+                    if let Some(status) = status {
+                        seen.status = Some(status);
+                        seen.watching = false;
+                        if seen.stop_at_success && (200..300).contains(&status) {
+                            // Ends the exchange here: `Backend::exchange`
+                            // reads `cut` and answers with the status alone.
+                            seen.cut = true;
+                            return Err(ureq::Error::Io(std::io::Error::other(
+                                "the status line was all that was wanted of this answer",
+                            )));
+                        }
+                    }
                 }
                 Err(()) => seen.watching = false,
             },
@@ -490,10 +583,12 @@ impl Backend {
     }
 
     /// Has this call's `method path` answer with its status line alone when
-    /// that says 2xx: its body is not waited for (the connection is then
-    /// closed rather than reused), so a body that stalls or breaks off costs
-    /// nothing. For a write whose answer the tool never reads, such as the
-    /// settings PUT, which is followed by a read-back (contract-notes 26).
+    /// that says 2xx: the transport ends the read as soon as the final 2xx
+    /// status line has arrived, so neither the rest of the head nor the body
+    /// is waited for (the connection is then closed rather than reused), and
+    /// a head or body that stalls or breaks off costs nothing. For a write
+    /// whose answer the tool never reads, such as the settings PUT, which is
+    /// followed by a read-back (contract-notes 26).
     pub(crate) fn status_only(&mut self, method: Method, path: &str) {
         self.status_only = Some(format!("{} {path}", method.as_str()));
     }
@@ -604,7 +699,17 @@ impl Backend {
     fn preflight(&mut self, instance: &Instance, expected: &str) -> Result<(), ToolError> {
         let query = [("expected_runtime_id", expected.to_string())];
         let reply = self.exchange(instance, Method::Get, "/api/health", &query, None)?;
-        identity::judge_health(&reply, Some(expected)).map(|_| ())
+        judge_health(&reply, Some(expected)).map(|_| ())
+    }
+
+    /// GET /api/health, with the expectation when there is one, its identity
+    /// checked: health's own answer, and get_execution's preflight (contract
+    /// 1.0 "Instance identity").
+    pub(crate) fn checked_health(&mut self, expected: Option<&str>) -> Result<Value, ToolError> {
+        let query: Vec<(&str, String)> =
+            expected.map(|id| ("expected_runtime_id", id.to_string())).into_iter().collect();
+        let reply = self.send(Method::Get, "/api/health", &query, None)?;
+        judge_health(&reply, expected)
     }
 
     /// Refuses to start a request the call's deadline leaves no time for: a
@@ -766,7 +871,8 @@ impl Backend {
             // The call's deadline has passed: nothing more is sent.
             return Err(self.deadline_passed(Some(&base), &route));
         }
-        *seen(&self.watch) = Seen { watching: true, ..Seen::default() };
+        let status_only = self.status_only.as_deref() == Some(route.as_str());
+        *seen(&self.watch) = Seen { watching: true, stop_at_success: status_only, ..Seen::default() };
         let host = format!("127.0.0.1:{}", candidate.port);
         let authorization = format!("Bearer {}", candidate.token);
         let pairs = query.iter().map(|(key, value)| (*key, value.as_str()));
@@ -803,15 +909,23 @@ impl Backend {
         let mut response = match result {
             Ok(response) => response,
             Err(error) => {
-                let (status, reset) = {
+                let (status, interim, cut, reset) = {
                     let seen = seen(&self.watch);
-                    (seen.status, seen.reset)
+                    (seen.status, seen.interim, seen.cut, seen.reset)
                 };
-                return Err(match status {
+                return match status {
+                    // The transport ended the read at the 2xx status line
+                    // this route's answer was wanted for: nothing more of
+                    // it is waited for, and its connection is dropped.
+                    Some(status) if cut => {
+                        Ok(self.reply(instance, route, status, Vec::new(), Vec::new(), query, body))
+                    }
                     // The status line arrived and the rest of the head did not.
-                    Some(status) => self.after_status_line(instance, &route, status, error, reset, paged),
-                    None => self.transport_error(instance, &route, error, reset),
-                });
+                    Some(status) => {
+                        Err(self.after_status_line(instance, &route, status, error, reset, paged))
+                    }
+                    None => Err(self.transport_error(instance, &route, error, reset, interim)),
+                };
             }
         };
         let status = response.status().as_u16();
@@ -820,7 +934,7 @@ impl Backend {
             .iter()
             .filter_map(|(name, value)| Some((name.as_str().to_string(), value.to_str().ok()?.to_string())))
             .collect();
-        let bytes = if (200..300).contains(&status) && self.status_only.as_deref() == Some(route.as_str()) {
+        let bytes = if (200..300).contains(&status) && status_only {
             // Dropping the unread body closes its connection.
             Vec::new()
         } else {
@@ -829,9 +943,24 @@ impl Backend {
                 self.after_status_line(instance, &route, status, error, reset, paged)
             })?
         };
+        Ok(self.reply(instance, route, status, headers, bytes, query, body))
+    }
+
+    /// A `Reply` to `route`, with where its request's fields came from.
+    #[allow(clippy::too_many_arguments)]
+    fn reply(
+        &self,
+        instance: &Instance,
+        route: String,
+        status: u16,
+        headers: Vec<(String, String)>,
+        bytes: Vec<u8>,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Reply {
         let (caller_supplied, server_chosen) = self.provenance(query, body);
         let offered = self.offered_in(query, body);
-        Ok(Reply {
+        Reply {
             status,
             headers,
             bytes,
@@ -840,7 +969,7 @@ impl Backend {
             server_chosen,
             caller_supplied,
             offered,
-        })
+        }
     }
 
     /// The call's offered values, each with what the request's query and
@@ -988,23 +1117,45 @@ impl Backend {
         route: &str,
         error: ureq::Error,
         reset: bool,
+        interim: Option<u16>,
     ) -> ToolError {
         use std::io::ErrorKind;
-        redact::log(&format!("{route} failed before any status line arrived: {error}"));
+        match interim {
+            Some(interim) => redact::log(&format!(
+                "{route} failed after only an interim status ({interim}), before any final status line: {error}"
+            )),
+            None => redact::log(&format!("{route} failed before any status line arrived: {error}")),
+        }
         let base = instance.candidate.base_url();
         let subject = instance.subject();
         let tried = json!([base]);
+        // An interim status (100 Continue and the like) says nothing of what
+        // became of the request, so it is said, and counts for nothing.
+        let without_answer = match interim {
+            Some(interim) => format!("without a final answer (only the interim status {interim})"),
+            None => "without answering".to_string(),
+        };
         // A write whose answer was lost may still have been applied: say so,
         // so that nobody repeats a run or a create blindly.
         let write = !route.starts_with("GET ");
         let unknown_outcome = |error: ToolError| {
+            let error = match interim {
+                Some(interim) => error.with_detail("interim_status", json!(interim)),
+                None => error,
+            };
             if write {
+                let read = match interim {
+                    Some(interim) => format!(
+                        "no final status of its answer was read (only the interim {interim}, which says \
+                         nothing of the outcome)"
+                    ),
+                    None => "no status of its answer was read".to_string(),
+                };
                 ToolError::new(
                     error.code,
                     format!(
-                        "{} This was a write, and no status of its answer was read: resmon may have \
-                         carried it out, so check (with the matching read tool or in the app) before \
-                         trying it again.",
+                        "{} This was a write, and {read}: resmon may have carried it out, so check \
+                         (with the matching read tool or in the app) before trying it again.",
                         error.message
                     ),
                 )
@@ -1038,8 +1189,11 @@ impl Backend {
                 ToolError::new(
                     Code::BackendUnavailable,
                     format!(
-                        "{subject} did not answer {route} before this call's {} s deadline, so that \
+                        "{subject} did not answer {route}{} before this call's {} s deadline, so that \
                          request was abandoned. {}",
+                        interim
+                            .map(|interim| format!(" beyond the interim status {interim}"))
+                            .unwrap_or_default(),
                         self.request_timeout.as_secs_f32(),
                         Backend::if_busy(instance)
                     ),
@@ -1078,9 +1232,15 @@ impl Backend {
                     ToolError::new(
                         Code::BackendUnavailable,
                         format!(
-                            "Something on {base} accepted the connection for {route} and then \
-                             {did} it without answering. resmon may be shutting down or \
-                             restarting; if it keeps happening, restart the resmon app."
+                            "{subject} accepted the connection for {route} and then {did} it \
+                             {without_answer}. {}",
+                            if instance.confirmed {
+                                "It may be shutting down or restarting; if it keeps happening, \
+                                 restart the resmon app."
+                            } else {
+                                "If it is resmon, it may be shutting down or restarting; if it \
+                                 keeps happening, restart the resmon app."
+                            }
                         ),
                     )
                     .with_detail("route", json!(route))
@@ -1216,6 +1376,22 @@ fn token_refused(instance: &Instance, reply: &Reply) -> ToolError {
     .with_top_level("tried", json!([candidate.base_url()]))
 }
 
+/// A health reply judged against the expectation: resmon's own 409 for a
+/// mismatch, then the status, then (for a pinned call) the identity block.
+fn judge_health(reply: &Reply, expected: Option<&str>) -> Result<Value, ToolError> {
+    if reply.status == 409
+        && let Some(mismatch) = reply.json().ok().as_ref().and_then(identity::backend_mismatch)
+    {
+        return Err(mismatch);
+    }
+    success(reply)?;
+    let body = reply.json_object()?;
+    if let Some(expected) = expected {
+        identity::check_reply(&body, Some(expected))?;
+    }
+    Ok(body)
+}
+
 /// Passes a 2xx reply; maps anything else to the contract's codes.
 pub(crate) fn success(reply: &Reply) -> Result<(), ToolError> {
     if reply.is_success() { Ok(()) } else { Err(status_error(reply)) }
@@ -1268,9 +1444,7 @@ pub(crate) fn status_error(reply: &Reply) -> ToolError {
         404 => (Code::NotFound, "resmon has no such record."),
         400 | 422 => (Code::InvalidArgument, "resmon refused the request's arguments."),
         409 | 429 => (Code::Conflict, "resmon cannot do that right now because of its current state."),
-        300..=399 => {
-            (Code::UpstreamError, "resmon answered with a redirect, which this server never follows.")
-        }
+        300..=399 => return redirected(reply),
         500..=599 => (Code::UpstreamError, "resmon hit an internal error while answering."),
         _ => (
             Code::InternalError,
@@ -1310,6 +1484,70 @@ pub(crate) fn status_error(reply: &Reply) -> ToolError {
         return judge_refusal(reply, error, &problem_fields, sentence.as_deref());
     }
     error
+}
+
+/// A 3xx: neither acceptance nor refusal. Said as what came back (the
+/// status, and the path its `Location` names, never a host or a query),
+/// with resmon's sentence when it gave one, and never followed. A write may
+/// have been carried out before the redirect (a 303 after one usually says
+/// it was), so it carries `outcome_unknown` and asks for a check first
+/// (contract-notes 26).
+fn redirected(reply: &Reply) -> ToolError {
+    let status = reply.status;
+    let location = reply.header("location").and_then(location_path);
+    let to = location.as_deref().map(|path| format!(" to {path}")).unwrap_or_default();
+    let said = if is_json(reply) { reply.json().ok() } else { None }
+        .and_then(|body| body.get("detail").and_then(Value::as_str).map(str::trim).map(str::to_string))
+        .filter(|sentence| !sentence.is_empty())
+        .map(|sentence| format!(" (resmon said: {sentence})"))
+        .unwrap_or_default();
+    let write = !reply.route.starts_with("GET ");
+    let next = if !write {
+        "so nothing was read."
+    } else if status == 303 {
+        "so its answer was not read. This was a write, and a 303 after a write usually means it was \
+         done: check with the matching read tool (or in the app) before calling again."
+    } else {
+        "so its answer was not read. This was a write, and resmon may have carried it out before \
+         redirecting: check with the matching read tool (or in the app) before calling again."
+    };
+    let mut error = ToolError::new(
+        Code::UpstreamError,
+        format!(
+            "resmon answered {} with a redirect ({status}{to}){said}. This server does not follow \
+             redirects, {next}",
+            reply.route
+        ),
+    )
+    .with_detail("status", json!(status))
+    .with_detail("route", json!(reply.route))
+    .with_detail("redirect", json!(true));
+    if let Some(path) = location {
+        error = error.with_detail("location", json!(path));
+    }
+    if write {
+        error = error.with_detail("outcome_unknown", json!(true));
+    }
+    error
+}
+
+/// The path a `Location` value names, without scheme, host, port, query or
+/// fragment (the address may be another host's, and a query may carry
+/// anything), cut to 200 characters of printable ASCII.
+fn location_path(value: &str) -> Option<String> {
+    let value = value.trim();
+    let scheme_end = value.find("://").filter(|at| {
+        *at > 0 && value[..*at].bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+    });
+    let after_host = |rest: &str| rest.find('/').map_or_else(|| "/".to_string(), |at| rest[at..].to_string());
+    let path = match (scheme_end, value.strip_prefix("//")) {
+        (Some(at), _) => after_host(&value[at + 3..]),
+        (None, Some(rest)) => after_host(rest),
+        (None, None) => value.to_string(),
+    };
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let path: String = path.chars().filter(|c| c.is_ascii_graphic()).take(200).collect();
+    (!path.is_empty()).then_some(path)
 }
 
 /// The top-level field a 422 problem is about: the first name in its `loc`
@@ -1737,10 +1975,98 @@ mod tests {
             reply.read::<serde::de::IgnoredAny>().map(|_| ()).map_err(|error| error.message)
         };
         assert_eq!(read(b" {\"a\": [1, \"x\"]} \n"), Ok(()));
-        for broken in [&b""[..], b"{} x", b"{}{}", b"[1,]", b"{\"a\": \"\xff\"}", b"\xef\xbb\xbf{}"] {
+        for broken in [&b"{} x"[..], b"{}{}", b"[1,]", b"{\"a\": \"\xff\"}", b"\xef\xbb\xbf{}"] {
             let message = read(broken).unwrap_err();
             assert!(message.contains("with a body that is not JSON"), "{broken:?}: {message}");
         }
+        // An empty body is said as empty, not as broken JSON.
+        for empty in [&b""[..], b" \r\n"] {
+            let message = read(empty).unwrap_err();
+            assert!(message.contains("with an empty body (status 200) where JSON was expected"), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_body_in_an_encoding_this_server_does_not_read_is_named() {
+        let mut encoded = reply(200, "application/json", "\u{1f}\u{8b}binary");
+        encoded.headers.push(("Content-Encoding".into(), "gzip".into()));
+        let error = encoded.json().unwrap_err();
+        assert!(
+            error
+                .message
+                .contains("with a body in the `gzip` content encoding, which this server does not read"),
+            "{}",
+            error.message
+        );
+        assert_eq!(error.detail["content_encoding"], json!("gzip"));
+        let mut plain = reply(200, "application/json", "{}");
+        plain.headers.push(("content-encoding".into(), "identity".into()));
+        assert!(plain.json().is_ok());
+    }
+
+    #[test]
+    fn a_redirect_says_what_came_back_and_whether_a_write_may_be_done() {
+        let redirect = |status: u16, route: &str, location: Option<&str>, body: &str| {
+            let mut reply = reply(status, "application/json", body);
+            reply.route = route.into();
+            if let Some(location) = location {
+                reply.headers.push(("Location".into(), location.into()));
+            }
+            status_error(&reply)
+        };
+        let done =
+            redirect(303, "POST /api/routines", Some("http://10.1.2.3:9999/api/routines/9?token=x"), "");
+        assert_eq!(done.code, Code::UpstreamError);
+        assert!(
+            done.message
+                .starts_with("resmon answered POST /api/routines with a redirect (303 to /api/routines/9)")
+        );
+        assert!(done.message.contains("does not follow redirects"), "{}", done.message);
+        assert!(done.message.contains("usually means it was done"), "{}", done.message);
+        assert!(!done.message.contains("10.1.2.3") && !done.message.contains("token"), "{}", done.message);
+        assert_eq!(done.detail["location"], json!("/api/routines/9"));
+        assert_eq!(done.detail["outcome_unknown"], json!(true));
+        // resmon's own sentence is kept, and it is still said to be a redirect.
+        let moved = redirect(307, "POST /api/routines/7/activate", None, r#"{"detail": "moved"}"#);
+        assert!(moved.message.contains("with a redirect (307) (resmon said: moved)"), "{}", moved.message);
+        assert!(moved.message.contains("may have carried it out"), "{}", moved.message);
+        // A read changes nothing: no caveat, no outcome_unknown.
+        let read = redirect(301, "GET /api/routines/7", Some("/api/v2/routines/7"), "");
+        assert!(read.message.contains("(301 to /api/v2/routines/7)"), "{}", read.message);
+        assert!(read.detail.get("outcome_unknown").is_none());
+        assert!(!read.message.contains("carried"), "{}", read.message);
+    }
+
+    #[test]
+    fn a_location_is_shown_as_its_path_alone() {
+        assert_eq!(location_path("/api/routines/9"), Some("/api/routines/9".into()));
+        assert_eq!(location_path("http://evil.example:80/a/b?x=1#f"), Some("/a/b".into()));
+        assert_eq!(location_path("https://evil.example"), Some("/".into()));
+        assert_eq!(location_path("//evil.example/p"), Some("/p".into()));
+        assert_eq!(location_path("  "), None);
+        assert_eq!(location_path("?token=abc"), None);
+        assert_eq!(location_path("/a\u{7}b c"), Some("/abc".into()));
+    }
+
+    #[test]
+    fn interim_heads_and_blank_lines_are_passed_over_as_ureq_does() {
+        let heads = |input: &[u8]| heads(input).map(|heads| (heads.interim, heads.status));
+        assert_eq!(
+            heads(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nx: y"),
+            Ok((Some(100), Some(201)))
+        );
+        assert_eq!(heads(b"HTTP/1.1 100 Continue\r\n\r\n"), Ok((Some(100), None)));
+        assert_eq!(heads(b"HTTP/1.1 100 Continue\r\n"), Ok((Some(100), None)), "its head not ended yet");
+        assert_eq!(
+            heads(
+                b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 100 Continue\n\nHTTP/1.1 200 OK\r\n"
+            ),
+            Ok((Some(100), Some(200)))
+        );
+        assert_eq!(heads(b"\r\nHTTP/1.1 201 Created\r\n"), Ok((None, Some(201))), "a stray blank line");
+        assert_eq!(heads(b"\n\r"), Ok((None, None)));
+        assert_eq!(heads(b"HTTP/1.1 101 Switching\r\n"), Ok((None, Some(101))), "ureq hands 101 on");
+        assert_eq!(heads(b"\r\nSSH-2.0"), Err(()));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::config::Config;
 use crate::discovery::Trace;
+use crate::register::Registration;
 use crate::tools;
 
 pub struct Report {
@@ -64,8 +65,42 @@ pub fn run(config: &Config) -> Report {
             Report { connected: false, text, json }
         }
     };
-    crate::register::attach(&mut report, config, &trace);
+    attach_registrations(&mut report, config, &trace);
     report
+}
+
+/// Adds the registrations to a connected report; a report that did not
+/// connect already names the variable to set and gets nothing.
+fn attach_registrations(report: &mut Report, config: &Config, trace: &Trace) {
+    if !report.connected {
+        return;
+    }
+    // Made absolute: on some systems current_exe is the path as the binary
+    // was started, which may be relative to a working directory.
+    let exe = std::env::current_exe()
+        .and_then(std::path::absolute)
+        .map_err(|error| format!("this binary's path cannot be read ({error})"));
+    let exe = exe.and_then(|path| match path.to_str() {
+        Some(text) => Ok(text.to_string()),
+        None => Err(format!(
+            "this binary's path {} is not valid Unicode, which no harness config can hold",
+            path.display()
+        )),
+    });
+    let registration = match exe {
+        Ok(command) => Registration::new(command, config, trace),
+        Err(why) => {
+            let sentence =
+                format!("No registration was printed: {why}. Register the binary by hand (docs/setup.md).");
+            report.text.push_str(&format!("registration: {sentence}\n"));
+            report.json["register_error"] = json!(sentence);
+            return;
+        }
+    };
+    report.text.push_str(&registration.human_text());
+    report.json["register"] = registration.to_json();
+    report.json["register_approval"] = registration.approval_json();
+    report.json["register_notes"] = json!(registration.notes);
 }
 
 fn plain(value: &Value) -> String {

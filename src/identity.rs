@@ -2,12 +2,13 @@
 //!
 //! `expected_runtime_id` is checked here before discovery or any request, and
 //! every reply that must carry an identity is checked shape first, then
-//! compared with the expectation.
+//! compared with the expectation. This module judges values only: it sends
+//! nothing and knows nothing of the backend (the health preflight that a
+//! pinned call makes lives with the instance, in backend.rs).
 
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::backend::{self, Backend, Method, Reply};
 use crate::error::{Code, ToolError};
 
 /// A canonical lowercase UUID4: parses, has version 4, and is already written
@@ -78,32 +79,6 @@ pub(crate) fn backend_mismatch(body: &Value) -> Option<ToolError> {
     }
     let field = |name: &str| detail.get(name).and_then(Value::as_str).unwrap_or("").to_string();
     Some(mismatch(&field("expected_runtime_id"), &field("actual_runtime_id")))
-}
-
-/// GET /api/health, with the expectation when there is one, its identity
-/// checked: health's own answer, and get_execution's preflight (contract 1.0
-/// "Instance identity").
-pub(crate) fn checked_health(backend: &mut Backend, expected: Option<&str>) -> Result<Value, ToolError> {
-    let query: Vec<(&str, String)> =
-        expected.map(|id| ("expected_runtime_id", id.to_string())).into_iter().collect();
-    let reply = backend.send(Method::Get, "/api/health", &query, None)?;
-    judge_health(&reply, expected)
-}
-
-/// A health reply judged against the expectation: resmon's own 409 for a
-/// mismatch, then the status, then (for a pinned call) the identity block.
-pub(crate) fn judge_health(reply: &Reply, expected: Option<&str>) -> Result<Value, ToolError> {
-    if reply.status == 409
-        && let Some(mismatch) = reply.json().ok().as_ref().and_then(backend_mismatch)
-    {
-        return Err(mismatch);
-    }
-    backend::success(reply)?;
-    let body = reply.json_object()?;
-    if let Some(expected) = expected {
-        check_reply(&body, Some(expected))?;
-    }
-    Ok(body)
 }
 
 #[cfg(test)]

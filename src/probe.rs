@@ -11,71 +11,9 @@
 use serde_json::{Value, json};
 
 use crate::backend::{self, Backend, Method};
-use crate::tools;
-
-/// How a tool is judged.
-enum Probe {
-    /// A read: a GET on its route (id 0 where the route takes one, which
-    /// resmon answers with its own 404 about that record).
-    Read(&'static str, &'static [(&'static str, &'static str)]),
-    /// A read of several routes: available when all are.
-    Each(&'static [&'static str]),
-    /// A read whose answer depends on the run, not only on the route: a GET
-    /// on `/api/executions/{newest run}/<this>`.
-    OfRun(&'static str, &'static [(&'static str, &'static str)]),
-    /// A write: its method and a path of its route; only a GET is sent there.
-    Write(Method, &'static str),
-    NotProbed(&'static str),
-}
+use crate::tools::{self, NEWEST_RUN, Probe};
 
 const NO_QUERY: &[(&str, &str)] = &[];
-
-/// The route `list_executions` reads, whose first row names the run that
-/// the `OfRun` probes ask about.
-const RUNS: (&str, &[(&str, &str)]) = ("/api/executions", &[("limit", "1")]);
-
-/// One row per tool of the table; a test checks that every tool has one.
-fn probe_for(tool: &str) -> Option<Probe> {
-    use Probe::{Each, NotProbed, OfRun, Read, Write};
-    Some(match tool {
-        "health" => Read("/api/health", NO_QUERY),
-        "search_corpus" => NotProbed("not probed: its route is a POST, which --check does not send"),
-        "find_similar" => Read("/api/documents/0/similar", &[("k", "1")]),
-        "list_sources" => Read("/api/repositories/catalog", NO_QUERY),
-        "list_routines" => Read("/api/routines", NO_QUERY),
-        "get_routine" => Read("/api/routines/0", NO_QUERY),
-        "list_executions" => Read(RUNS.0, RUNS.1),
-        "get_execution" => Read("/api/executions/0", NO_QUERY),
-        // What get_execution_results sends: resmon's json export with ids.
-        "get_execution_results" => OfRun("references", &[("format", "json"), ("include_ids", "true")]),
-        "get_search_record" => Read("/api/executions/0/search-record", NO_QUERY),
-        "explain_match" => Read("/api/documents/0/why", NO_QUERY),
-        "get_paper_lifecycle" => Read("/api/documents/0/lifecycle", NO_QUERY),
-        "get_analytics" => Each(&[
-            "/api/analytics/overview",
-            "/api/analytics/publication-volume",
-            "/api/analytics/source-contribution",
-            "/api/analytics/keyword-contribution",
-            "/api/analytics/routine-health",
-            "/api/analytics/discovery-lag",
-        ]),
-        "get_watchdog_findings" => Read("/api/watchdog", NO_QUERY),
-        // bibtex, the format every release exports: whether a resmon knows
-        // the newer json format is said by the call that asks for it.
-        "export_references" => OfRun("references", &[("format", "bibtex")]),
-        "list_watch_profiles" => Read("/api/profiles", NO_QUERY),
-        "get_watch_profile" => Read("/api/profiles/0", NO_QUERY),
-        "get_profile_matches" => Read("/api/profiles/0/matches", &[("limit", "1")]),
-        "run_sweep" => Write(Method::Post, "/api/search/sweep"),
-        "create_routine" => Write(Method::Post, "/api/routines"),
-        "create_watch_profile" => Write(Method::Post, "/api/profiles"),
-        "run_routine" => Write(Method::Post, "/api/routines/0/run"),
-        "activate_routine" => Write(Method::Post, "/api/routines/0/activate"),
-        "deactivate_routine" => Write(Method::Post, "/api/routines/0/deactivate"),
-        "update_settings" => Write(Method::Put, "/api/settings/ai"),
-        _ => return None,
-    })
-}
 
 /// One tool's verdict: `available` is true, false, or null for unknown.
 pub(crate) struct Verdict {
@@ -113,6 +51,18 @@ struct Answer {
     format_refusal: Option<String>,
     /// The `id` of the first row, when the body is a list of records.
     first_id: Option<i64>,
+    /// What the body was, for a list route's answer.
+    listed: Listed,
+}
+
+/// The shape of an answer that should be a list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Listed {
+    /// A JSON array of this many rows.
+    Rows(usize),
+    /// JSON, but not an array.
+    Other,
+    NotJson,
 }
 
 /// Probes every tool of the table against the confirmed backend. All the
@@ -124,22 +74,21 @@ pub(crate) fn probe_all(backend: &mut Backend) -> Vec<Verdict> {
     tools::TOOLS
         .iter()
         .map(|tool| {
-            let (available, route, why) = match probe_for(tool.name) {
-                Some(Probe::Read(path, query)) => {
+            let (available, route, why) = match tool.probe {
+                Probe::Read(path, query) => {
                     let seen = asker.ask(path, query);
                     let (available, why) = read_verdict(&seen, query);
                     (available, Some(seen.asked), why)
                 }
-                Some(Probe::Each(paths)) => each_verdict(&mut asker, paths),
-                Some(Probe::OfRun(tail, query)) => run_verdict(&mut asker, tail, query),
-                Some(Probe::Write(method, path)) => {
+                Probe::Each(paths) => each_verdict(&mut asker, paths),
+                Probe::OfRun(tail, query) => run_verdict(&mut asker, tail, query),
+                Probe::Write(method, path) => {
                     let seen = asker.ask(path, NO_QUERY);
                     let route = backend::route_template(&format!("{} {path}", method.as_str()));
                     let (available, why) = write_verdict(&seen, &route);
                     (available, Some(route), why)
                 }
-                Some(Probe::NotProbed(why)) => (None, None, why.to_string()),
-                None => (None, None, "not probed: --check has no probe for this tool".to_string()),
+                Probe::NotProbed(why) => (None, None, why.to_string()),
             };
             Verdict { name: tool.name, available, route, why }
         })
@@ -174,6 +123,11 @@ impl Asker<'_> {
                     own_404: reply.status == 404 && !framework_404 && sentence.is_some(),
                     format_refusal: detail.and_then(format_refusal),
                     first_id: body.as_ref().and_then(|body| body.get(0)?.get("id")?.as_i64()),
+                    listed: match &body {
+                        Some(Value::Array(rows)) => Listed::Rows(rows.len()),
+                        Some(_) => Listed::Other,
+                        None => Listed::NotJson,
+                    },
                 })
             }
             Err(error) => Err(error.message),
@@ -305,14 +259,27 @@ fn run_verdict(
     query: &[(&str, &str)],
 ) -> (Option<bool>, Option<String>, String) {
     let route = format!("GET /api/executions/{{id}}/{tail}");
-    let runs = asker.ask(RUNS.0, RUNS.1);
+    let runs = asker.ask(NEWEST_RUN.0, NEWEST_RUN.1);
     let run = match &runs.answer {
         Ok(answer) if (200..300).contains(&answer.status) => answer.first_id,
         _ => None,
     };
     let Some(run) = run else {
         let what = match &runs.answer {
-            Ok(answer) if (200..300).contains(&answer.status) => "it listed none".to_string(),
+            Ok(answer) if (200..300).contains(&answer.status) => match answer.listed {
+                Listed::Rows(0) => "it listed none".to_string(),
+                Listed::Rows(_) => format!(
+                    "{} answered {}, but the first run it listed has no integer `id`",
+                    runs.asked, answer.status
+                ),
+                Listed::Other => format!(
+                    "{} answered {} with JSON in another shape, not a list of runs",
+                    runs.asked, answer.status
+                ),
+                Listed::NotJson => {
+                    format!("{} answered {} with a body that is not JSON", runs.asked, answer.status)
+                }
+            },
             Ok(answer) => format!("{} answered {}", runs.asked, answer.status),
             Err(message) => format!("{} could not be asked: {message}", runs.asked),
         };
@@ -351,9 +318,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_tool_has_a_probe_and_every_write_is_judged_on_its_own_path() {
+    fn every_write_is_judged_on_its_own_path_and_every_read_as_a_read() {
         for tool in tools::TOOLS {
-            let probe = probe_for(tool.name).unwrap_or_else(|| panic!("{} has no probe", tool.name));
+            let probe = tool.probe;
             let is_write = tool.requires_confirmation;
             match probe {
                 Probe::Write(method, _) => {
@@ -363,7 +330,8 @@ mod tests {
                 Probe::Read(..) | Probe::Each(_) | Probe::OfRun(..) => {
                     assert!(!is_write, "{} is a write probed as a read", tool.name)
                 }
-                Probe::NotProbed(_) => assert_eq!(tool.name, "search_corpus"),
+                // Only a read may go unprobed: every write has a path to ask about.
+                Probe::NotProbed(_) => assert!(!is_write, "{} is a write left unprobed", tool.name),
             }
         }
     }
@@ -379,6 +347,7 @@ mod tests {
                 own_404: status == 404 && !framework_404 && detail.as_ref().is_some_and(Value::is_string),
                 format_refusal: detail.as_ref().and_then(format_refusal),
                 first_id: None,
+                listed: Listed::Other,
             }),
         }
     }

@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use crate::backend::MAX_REQUEST_TIMEOUT;
-use crate::check::Report;
 use crate::config::Config;
 use crate::discovery::{Environment, Platform, Trace, default_state_dir};
 use crate::tools;
@@ -33,40 +32,6 @@ pub(crate) struct Registration {
     pub read_only: bool,
     /// Sentences about what was changed or left out of `env`, and why.
     pub notes: Vec<String>,
-}
-
-/// Adds the registrations to a connected report; a report that did not
-/// connect already names the variable to set and gets nothing.
-pub(crate) fn attach(report: &mut Report, config: &Config, trace: &Trace) {
-    if !report.connected {
-        return;
-    }
-    // Made absolute: on some systems current_exe is the path as the binary
-    // was started, which may be relative to a working directory.
-    let exe = std::env::current_exe()
-        .and_then(std::path::absolute)
-        .map_err(|error| format!("this binary's path cannot be read ({error})"));
-    let exe = exe.and_then(|path| match path.to_str() {
-        Some(text) => Ok(text.to_string()),
-        None => Err(format!(
-            "this binary's path {} is not valid Unicode, which no harness config can hold",
-            path.display()
-        )),
-    });
-    let registration = match exe {
-        Ok(command) => Registration::new(command, config, trace),
-        Err(why) => {
-            let sentence =
-                format!("No registration was printed: {why}. Register the binary by hand (docs/setup.md).");
-            report.text.push_str(&format!("registration: {sentence}\n"));
-            report.json["register_error"] = json!(sentence);
-            return;
-        }
-    };
-    report.text.push_str(&registration.human_text());
-    report.json["register"] = registration.to_json();
-    report.json["register_approval"] = registration.approval_json();
-    report.json["register_notes"] = json!(registration.notes);
 }
 
 impl Registration {

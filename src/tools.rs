@@ -29,9 +29,10 @@ use std::sync::OnceLock;
 use serde_json::{Value, json};
 
 use crate::args::{self, Args};
-use crate::backend::{Backend, Offered};
+use crate::backend::{Backend, Method, Offered};
 use crate::error::{ToolError, ToolResult};
 
+pub(crate) use executions::NEWEST_RUN;
 pub(crate) use schema::{
     DEFAULT_PAGE, MAX_PAGE, identity_property, limit_property, limit_up_to, no_arguments, nullable, object,
     offset_property, passed_through,
@@ -43,6 +44,9 @@ pub(crate) use schema::{
 pub const CONTRACT_VERSION: &str = "1.0";
 
 pub type Handler = fn(&mut Backend, &Args) -> ToolResult;
+
+/// Builds one of a tool's schemas.
+pub type SchemaBuilder = fn() -> Value;
 
 pub struct Tool {
     pub name: &'static str,
@@ -59,7 +63,23 @@ pub struct Tool {
     /// to no model (`_meta["anthropic/searchHint"]`; docs/findability.md).
     pub search_hint: &'static str,
     pub input_schema: fn() -> Value,
-    pub output_schema: fn() -> Value,
+    // The output schema's builder is not here but in `OUTPUT_SCHEMAS`, so
+    // that the server binary does not carry it (see there).
+    /// The arguments this tool sends under another name, or folds into a
+    /// field of its own: (argument, the request fields that carry it). Every
+    /// other argument travels under its own name (contract-notes 17).
+    pub backend_names: &'static [(&'static str, &'static [&'static str])],
+    /// The arguments this tool never sends as they came (list_executions
+    /// reads resmon's runs in pages of its own choosing and pages the answer
+    /// itself), so that they name no request field.
+    pub not_sent_as_given: &'static [&'static str],
+    /// Arguments the tool does not declare but that a caller is likely to
+    /// send, each refused by name with a sentence saying what to use instead
+    /// of the generic unknown-argument one: (argument, sentence).
+    pub declined_arguments: &'static [(&'static str, &'static str)],
+    /// How `--check` judges whether the resmon it reached serves this tool
+    /// (src/probe.rs; contract-notes 19).
+    pub(crate) probe: Probe,
     /// resmon's own flag (contract 1.0 "Write"): true for the seven writes.
     pub requires_confirmation: bool,
     pub destructive: bool,
@@ -67,6 +87,23 @@ pub struct Tool {
     /// True when the tool makes resmon reach sources outside this machine.
     pub open_world: bool,
     pub handler: Handler,
+}
+
+/// How `--check` judges a tool (src/probe.rs). Every probe is a GET.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Probe {
+    /// A read: a GET on its route (id 0 where the route takes one, which
+    /// resmon answers with its own 404 about that record).
+    Read(&'static str, &'static [(&'static str, &'static str)]),
+    /// A read of several routes: available when all are.
+    Each(&'static [&'static str]),
+    /// A read whose answer depends on the run, not only on the route: a GET
+    /// on `/api/executions/{newest run}/<this>`, the run `NEWEST_RUN` names.
+    OfRun(&'static str, &'static [(&'static str, &'static str)]),
+    /// A write: its method and a path of its route; only a GET is sent there.
+    Write(Method, &'static str),
+    /// Not probed, and why.
+    NotProbed(&'static str),
 }
 
 /// The surface, in the order of contract 1.0's Read and Write tables.
@@ -101,6 +138,48 @@ pub static TOOLS: &[&Tool] = &[
     &settings::UPDATE_SETTINGS,
 ];
 
+/// Each tool's output schema builder, in `TOOLS`' order. The server never
+/// builds an output schema: `tools/list` sends the snapshot, and answers are
+/// not checked against their schema at run time. Held in the table above,
+/// the builders would be linked into the binary anyway (a static's function
+/// pointers are kept), about 215 KB of its size (docs/performance.md
+/// "Binary size"); here, only what reads them links them: the snapshot test
+/// below and the integration tests' answer checks.
+#[rustfmt::skip]
+pub static OUTPUT_SCHEMAS: &[(&Tool, SchemaBuilder)] = &[
+    (&system::HEALTH, system::health_output),
+    (&corpus::SEARCH_CORPUS, corpus::search_output),
+    (&corpus::FIND_SIMILAR, corpus::similar_output),
+    (&sources::LIST_SOURCES, sources::sources_output),
+    (&routines::LIST_ROUTINES, routines::list_output),
+    (&routines::GET_ROUTINE, routines::get_output),
+    (&executions::LIST_EXECUTIONS, executions::list_output),
+    (&executions::GET_EXECUTION, executions::get_output),
+    (&executions::GET_EXECUTION_RESULTS, executions::results_output),
+    (&executions::GET_SEARCH_RECORD, executions::record_output),
+    (&corpus::EXPLAIN_MATCH, corpus::why_output),
+    (&corpus::GET_PAPER_LIFECYCLE, corpus::lifecycle_output),
+    (&insight::GET_ANALYTICS, insight::analytics_output),
+    (&insight::GET_WATCHDOG_FINDINGS, insight::watchdog_output),
+    (&exports::EXPORT_REFERENCES, exports::export_output),
+    (&profiles::LIST_WATCH_PROFILES, profiles::list_output),
+    (&profiles::GET_WATCH_PROFILE, profiles::get_output),
+    (&profiles::GET_PROFILE_MATCHES, profiles::matches_output),
+    (&write_runs::RUN_SWEEP, write_runs::run_sweep_output),
+    (&write_records::CREATE_ROUTINE, write_records::create_routine_output),
+    (&write_records::CREATE_WATCH_PROFILE, write_records::create_watch_profile_output),
+    (&write_runs::RUN_ROUTINE, write_runs::run_routine_output),
+    (&write_records::ACTIVATE_ROUTINE, write_records::switch_output),
+    (&write_records::DEACTIVATE_ROUTINE, write_records::switch_output),
+    (&settings::UPDATE_SETTINGS, settings::update_settings_output),
+];
+
+/// The output schema of the tool with this name, built from the code (the
+/// snapshot holds the same, checked by the test below).
+pub fn output_schema(name: &str) -> Option<Value> {
+    OUTPUT_SCHEMAS.iter().find(|(tool, _)| tool.name == name).map(|(_, build)| build())
+}
+
 pub fn find(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().copied().find(|tool| tool.name == name)
 }
@@ -110,17 +189,13 @@ pub(crate) fn is_offered(tool: &Tool, read_only: bool) -> bool {
     !(read_only && tool.requires_confirmation)
 }
 
-/// Arguments a tool does not declare but that a caller is likely to send,
-/// each refused by name with a sentence saying what to use instead of the
-/// generic unknown-argument one: (tool, argument, sentence).
-const DECLINED_ARGUMENTS: &[(&str, &str, &str)] = &[("search_corpus", "offset", corpus::OFFSET_REFUSAL)];
-
-fn declined(tool: &str, arguments: &Value) -> Option<ToolError> {
+/// The refusal by name of an argument the tool declines (`declined_arguments`).
+fn declined(tool: &Tool, arguments: &Value) -> Option<ToolError> {
     let given = arguments.as_object()?;
-    DECLINED_ARGUMENTS
+    tool.declined_arguments
         .iter()
-        .find(|(name, argument, _)| *name == tool && given.contains_key(*argument))
-        .map(|(_, argument, sentence)| ToolError::invalid_argument(argument, *sentence))
+        .find(|(argument, _)| given.contains_key(*argument))
+        .map(|(argument, sentence)| ToolError::invalid_argument(argument, *sentence))
 }
 
 /// A tool's input schema, built on that tool's first call and kept: a
@@ -132,12 +207,12 @@ fn input_schema(index: usize) -> &'static Value {
 }
 
 /// What a tool's output schema declares, as the walk that withholds
-/// credentials reads it (`withhold::Shape`): built from the schema on that
-/// tool's first call and kept, as its input schema is.
+/// credentials reads it (`withhold::Shape`): read from the listing snapshot
+/// on that tool's first call and kept, as its input schema is.
 fn answer_shape(index: usize) -> &'static withhold::Shape {
     static SHAPES: OnceLock<Vec<OnceLock<withhold::Shape>>> = OnceLock::new();
     let cells = SHAPES.get_or_init(|| TOOLS.iter().map(|_| OnceLock::new()).collect());
-    cells[index].get_or_init(|| withhold::Shape::of(&(TOOLS[index].output_schema)()))
+    cells[index].get_or_init(|| withhold::Shape::from_listing(LISTING_FULL, TOOLS[index].name))
 }
 
 /// The one entry point for `tools/call` and the `call` subcommand.
@@ -166,7 +241,7 @@ fn answer(backend: &mut Backend, index: usize, arguments: &Value, read_only: boo
         )
         .with_detail("read_only", json!(true))));
     }
-    if let Some(error) = declined(tool.name, arguments) {
+    if let Some(error) = declined(tool, arguments) {
         return Some(Err(error));
     }
     if let Err(error) = args::validate(input_schema(index), arguments) {
@@ -174,44 +249,23 @@ fn answer(backend: &mut Backend, index: usize, arguments: &Value, read_only: boo
     }
     let empty = serde_json::Map::new();
     let map = arguments.as_object().unwrap_or(&empty);
-    backend.begin_call(caller_fields(name, map));
-    backend.offer(offered_values(name, input_schema(index), map));
+    backend.begin_call(caller_fields(tool, map));
+    backend.offer(offered_values(tool, input_schema(index), map));
     let result = (tool.handler)(backend, &Args(map));
     Some(result.map_err(|error| with_backend_version(error, backend)))
 }
 
-/// Where a tool sends an argument under another name, or folds it into a
-/// field of its own. Every other argument travels under its own name.
-const BACKEND_NAMES: &[(&str, &str, &[&str])] = &[
-    ("search_corpus", "mode", &["sort"]),
-    ("find_similar", "limit", &["k"]),
-    ("export_references", "doc_ids", &["document_ids"]),
-    ("run_sweep", "sources", &["repositories"]),
-    ("create_routine", "schedule", &["schedule_cron"]),
-    ("create_routine", "keywords", &["parameters"]),
-    ("create_routine", "sources", &["parameters"]),
-    ("create_routine", "entity", &["parameters", "entity"]),
-    ("create_watch_profile", "name", &["display_name", "names"]),
-    ("create_watch_profile", "aliases", &["names"]),
-    ("create_watch_profile", "orcid", &["identifiers"]),
-    ("create_watch_profile", "orcid_cited", &["identifiers"]),
-];
-
-/// Arguments a tool never sends as they came: list_executions reads
-/// resmon's runs in pages of its own choosing and pages the answer itself.
-const NOT_SENT_AS_GIVEN: &[(&str, &str)] = &[("list_executions", "limit"), ("list_executions", "offset")];
-
 /// The names of the request fields that will carry this call's own
 /// arguments; every other field a request carries is this server's choice
 /// (contract-notes 17).
-fn caller_fields(tool: &str, arguments: &serde_json::Map<String, Value>) -> Vec<String> {
+fn caller_fields(tool: &Tool, arguments: &serde_json::Map<String, Value>) -> Vec<String> {
     let mut fields = Vec::new();
     for name in arguments.keys() {
         // A key a harness adds for itself is never sent, so it names no field.
         if crate::args::added_by_a_harness(name) {
             continue;
         }
-        if NOT_SENT_AS_GIVEN.contains(&(tool, name.as_str())) {
+        if tool.not_sent_as_given.contains(&name.as_str()) {
             continue;
         }
         fields.extend(backend_fields(tool, name));
@@ -220,12 +274,13 @@ fn caller_fields(tool: &str, arguments: &serde_json::Map<String, Value>) -> Vec<
 }
 
 /// The request fields that carry one argument: its own name, or the names
-/// `BACKEND_NAMES` gives it.
-fn backend_fields(tool: &str, argument: &str) -> Vec<String> {
-    let renamed: Vec<String> = BACKEND_NAMES
+/// the tool's `backend_names` gives it.
+fn backend_fields(tool: &Tool, argument: &str) -> Vec<String> {
+    let renamed: Vec<String> = tool
+        .backend_names
         .iter()
-        .filter(|(owner, name, _)| *owner == tool && *name == argument)
-        .flat_map(|(_, _, fields)| fields.iter().map(|field| field.to_string()))
+        .filter(|(name, _)| *name == argument)
+        .flat_map(|(_, fields)| fields.iter().map(|field| field.to_string()))
         .collect();
     if renamed.is_empty() { vec![argument.to_string()] } else { renamed }
 }
@@ -235,7 +290,7 @@ fn backend_fields(tool: &str, argument: &str) -> Vec<String> {
 /// its release's limitation, and the answer says so instead of blaming the
 /// caller. Only top-level arguments: a value inside an object (such as
 /// create_routine's `entity`) stays the caller's to get right.
-fn offered_values(tool: &str, schema: &Value, arguments: &serde_json::Map<String, Value>) -> Vec<Offered> {
+fn offered_values(tool: &Tool, schema: &Value, arguments: &serde_json::Map<String, Value>) -> Vec<Offered> {
     let properties = schema.get("properties").and_then(Value::as_object);
     arguments
         .iter()
@@ -312,7 +367,7 @@ mod tests {
             "title": tool.title,
             "description": tool.description,
             "inputSchema": (tool.input_schema)(),
-            "outputSchema": (tool.output_schema)(),
+            "outputSchema": output_schema(tool.name).expect("every tool has an output schema"),
             "annotations": {
                 "title": tool.title,
                 "readOnlyHint": !tool.requires_confirmation,
@@ -386,7 +441,7 @@ mod tests {
     fn only_top_level_values_the_schema_offers_are_recorded_as_offered() {
         let offered = |tool: &str, arguments: Value| {
             let index = TOOLS.iter().position(|t| t.name == tool).unwrap();
-            offered_values(tool, input_schema(index), arguments.as_object().unwrap())
+            offered_values(TOOLS[index], input_schema(index), arguments.as_object().unwrap())
         };
         let export = offered("export_references", json!({"exec_id": 3, "format": "json"}));
         assert_eq!(export.len(), 1);
@@ -402,10 +457,59 @@ mod tests {
         assert!(offered("create_routine", entity).is_empty());
     }
 
+    /// What an entry says about its arguments names arguments it has: a
+    /// renamed or dropped argument cannot linger in its entry unnoticed.
+    #[test]
+    fn each_entry_speaks_of_its_own_arguments() {
+        for tool in TOOLS {
+            let schema = (tool.input_schema)();
+            let declared = |argument: &str| schema["properties"].get(argument).is_some();
+            let mut named = std::collections::BTreeSet::new();
+            for (argument, fields) in tool.backend_names {
+                assert!(declared(argument), "{}: backend_names names {argument}, not an argument", tool.name);
+                assert!(!fields.is_empty(), "{}: {argument} is sent under no name", tool.name);
+                assert!(named.insert(*argument), "{}: {argument} is renamed twice", tool.name);
+            }
+            for argument in tool.not_sent_as_given {
+                assert!(
+                    declared(argument),
+                    "{}: not_sent_as_given names {argument}, not an argument",
+                    tool.name
+                );
+                assert!(named.insert(*argument), "{}: {argument} is both renamed and not sent", tool.name);
+            }
+            for (argument, sentence) in tool.declined_arguments {
+                assert!(
+                    !declared(argument),
+                    "{}: {argument} is declared, so it cannot be declined",
+                    tool.name
+                );
+                assert!(sentence.ends_with('.') && sentence.contains('`'), "{}: {sentence}", tool.name);
+            }
+        }
+    }
+
+    #[test]
+    fn a_declined_argument_is_refused_with_its_own_sentence_before_the_schema() {
+        let tool =
+            TOOLS.iter().find(|tool| !tool.declined_arguments.is_empty()).expect("one tool declines one");
+        let (argument, sentence) = tool.declined_arguments[0];
+        let error = declined(tool, &json!({ argument: 1 })).expect("refused");
+        assert_eq!(error.message, sentence);
+        assert!(declined(tool, &json!({})).is_none());
+    }
+
     #[test]
     fn each_cached_input_schema_is_the_tables() {
         for (index, tool) in TOOLS.iter().enumerate() {
             assert_eq!(input_schema(index), &(tool.input_schema)(), "{}", tool.name);
         }
+    }
+
+    #[test]
+    fn every_tool_has_one_output_schema_in_the_tables_order() {
+        let paired: Vec<&str> = OUTPUT_SCHEMAS.iter().map(|(tool, _)| tool.name).collect();
+        let listed: Vec<&str> = TOOLS.iter().map(|tool| tool.name).collect();
+        assert_eq!(paired, listed);
     }
 }

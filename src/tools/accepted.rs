@@ -18,8 +18,9 @@ use crate::settings_policy as policy;
 /// What a write does, for the sentence that opens an error after acceptance.
 pub(crate) enum Act {
     /// Makes one record; a second call makes a second one.
-    /// `one` is the read tool that shows it by id, `all` the list that shows it.
-    Create { noun: &'static str, tool: &'static str, one: &'static str, all: &'static str },
+    /// `one` is the read tool that shows it by id, `all` the list that shows it;
+    /// `reads_back` says whether the tool reads the record back after it.
+    Create { noun: &'static str, tool: &'static str, one: &'static str, all: &'static str, reads_back: bool },
     /// A one-off search run (`run_sweep`).
     Sweep,
     /// A run of a saved routine, started or queued (`run_routine`).
@@ -42,8 +43,9 @@ pub(crate) struct Accepted {
     id: Option<i64>,
     /// The answer's body, or why it could not be read whole.
     body: Result<Reply, ToolError>,
-    /// Set once the answer was found to contradict itself or the call: the
-    /// opening then says only that resmon accepted the request.
+    /// Set once the answer was found to contradict itself or the call, or
+    /// to leave unreadable what it did: the opening then says only that
+    /// resmon accepted the request.
     contradicted: bool,
 }
 
@@ -122,8 +124,25 @@ impl Accepted {
     /// values are quoted as resmon's answer (`detail.answered`, any
     /// credential-shaped key's value withheld), and no id is taken from it.
     pub(crate) fn contradiction(&mut self, problem: &str, answered: Map<String, Value>) -> ToolError {
-        self.contradicted = true;
         self.id = None;
+        self.unclear(problem, answered)
+    }
+
+    /// The error for an answer that leaves unread what resmon did (a run's
+    /// `duplicate` that is neither true nor false): the opening says only
+    /// that resmon accepted the request, as for a contradiction, but an id
+    /// under the route's own key is kept, since the record it names exists
+    /// whichever way the answer is read.
+    pub(crate) fn unclear(&mut self, problem: &str, answered: Map<String, Value>) -> ToolError {
+        self.contradicted = true;
+        self.quoting(problem, answered)
+    }
+
+    /// The error for an answer whose field cannot be read, where what resmon
+    /// did is still clear from the rest (a started run's `was_inactive` of
+    /// another kind): the opening is the usual one, and the values are
+    /// quoted as for a contradiction, never guessed at.
+    pub(crate) fn quoting(&self, problem: &str, answered: Map<String, Value>) -> ToolError {
         let mut answered = Value::Object(answered);
         policy::withhold_credentials(&mut answered);
         self.fail(problem, None).with_detail("answered", answered)
@@ -288,9 +307,21 @@ impl Accepted {
     /// Whether the call may be repeated, and where to see what it did.
     fn next(&self) -> String {
         match &self.act {
-            Act::Create { noun, tool, one, all } => match self.id {
-                Some(id) => format!("Do not call {tool} again: {noun} {id} exists, and {one} shows it."),
-                None => format!("Do not call {tool} again, or there will be two: {all} shows the new one."),
+            // Only what came after the create failed, and for a tool that
+            // reads the record back that is the read-back: the read tool
+            // failed to show it just now, so it is not said to show it.
+            Act::Create { noun, tool, one, all, reads_back } => match (self.id, reads_back) {
+                (Some(id), true) => format!(
+                    "Do not call {tool} again: {noun} {id} was created even though its read-back failed, \
+                     and {one} may show it once resmon answers for it."
+                ),
+                (Some(id), false) => format!(
+                    "Do not call {tool} again: {noun} {id} was created; {one} may show it once resmon \
+                     answers for it."
+                ),
+                (None, _) => {
+                    format!("Do not call {tool} again, or there will be two: {all} shows the new one.")
+                }
             },
             Act::Sweep => "Do not call run_sweep again: that would start another run; list_executions \
                 shows this one."
@@ -386,6 +417,25 @@ impl<'de> serde::de::Visitor<'de> for TwiceGiven {
         });
         Ok(given)
     }
+}
+
+/// One value of resmon's answer as a sentence may quote it: compact JSON,
+/// any credential-shaped key inside it withheld, and a long one named by
+/// its kind only (`detail.answered` carries it whole).
+pub(crate) fn shown_value(value: &Value) -> String {
+    let mut value = value.clone();
+    policy::withhold_credentials(&mut value);
+    let text = value.to_string();
+    if text.chars().count() <= 60 {
+        return text;
+    }
+    match value {
+        Value::String(_) => "a long text",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+        _ => "a long number",
+    }
+    .to_string()
 }
 
 /// A cause's message up to its first sentence's end: what failed, without

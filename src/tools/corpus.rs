@@ -5,7 +5,9 @@ use serde_json::{Map, Value, json};
 
 use super::loose::{self, List, Scalar, loose_row};
 use super::papers::{self, Authors, IdField, PaperRow};
-use super::{DEFAULT_PAGE, MAX_PAGE, Tool, limit_property, limit_up_to, nullable, object, passed_through};
+use super::{
+    DEFAULT_PAGE, MAX_PAGE, Probe, Tool, limit_property, limit_up_to, nullable, object, passed_through,
+};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::{ToolError, ToolResult};
@@ -15,8 +17,8 @@ const SIMILAR_MAX: i64 = 50;
 
 /// search_corpus declares no `offset`, yet a caller used to offsets will try
 /// one; contract 1.0 "Read" has it refused rather than ignored, and this is
-/// the sentence it is refused with (tools::DECLINED_ARGUMENTS).
-pub(crate) const OFFSET_REFUSAL: &str = "search_corpus pages with a cursor, not an offset: pass the previous \
+/// the sentence it is refused with (its `declined_arguments`).
+const OFFSET_REFUSAL: &str = "search_corpus pages with a cursor, not an offset: pass the previous \
     answer's next_cursor back as `cursor` to get the next page.";
 
 pub(crate) const SEARCH_CORPUS: Tool = Tool {
@@ -27,7 +29,10 @@ pub(crate) const SEARCH_CORPUS: Tool = Tool {
     always_load: true,
     search_hint: "find look papers articles literature library collection keyword topic semantic stored saved mentioning",
     input_schema: search_input,
-    output_schema: search_output,
+    backend_names: &[("mode", &["sort"])],
+    not_sent_as_given: &[],
+    declined_arguments: &[("offset", OFFSET_REFUSAL)],
+    probe: Probe::NotProbed("not probed: its route is a POST, which --check does not send"),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -45,7 +50,10 @@ pub(crate) const FIND_SIMILAR: Tool = Tool {
         neighbours neighbors closest resembling comparable recommend recommended \
         recommendations suggest suggestions same topic",
     input_schema: similar_input,
-    output_schema: similar_output,
+    backend_names: &[("limit", &["k"])],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/documents/0/similar", &[("k", "1")]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -64,7 +72,10 @@ pub(crate) const EXPLAIN_MATCH: Tool = Tool {
         up appear appears appeared evidence justification highlighted this paper article \
         results",
     input_schema: doc_input,
-    output_schema: why_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/documents/0/why", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -83,7 +94,10 @@ pub(crate) const GET_PAPER_LIFECYCLE: Tool = Tool {
         reviewed version versions preprint updated updates history still valid study \
         article",
     input_schema: doc_input,
-    output_schema: lifecycle_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/documents/0/lifecycle", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -108,7 +122,7 @@ fn search_input() -> Value {
     )
 }
 
-fn search_output() -> Value {
+pub(super) fn search_output() -> Value {
     let mut paper = papers::paper_schema(Authors::Listed);
     let distance =
         nullable("Semantic mode only: distance from the query, smaller is closer; null if unranked.");
@@ -143,7 +157,7 @@ fn similar_input() -> Value {
     )
 }
 
-fn similar_output() -> Value {
+pub(super) fn similar_output() -> Value {
     let mut paper = papers::paper_schema(Authors::Listed);
     papers::add_field(&mut paper, "distance", nullable("Distance from the paper; smaller is closer."), true);
     object(
@@ -161,7 +175,7 @@ fn doc_input() -> Value {
     object(json!({"doc_id": {"type": "integer", "minimum": 1}}), &["doc_id"])
 }
 
-fn why_output() -> Value {
+pub(super) fn why_output() -> Value {
     passed_through(object(
         json!({
             "document": {"type": "object"},
@@ -183,7 +197,7 @@ fn why_output() -> Value {
     ))
 }
 
-fn lifecycle_output() -> Value {
+pub(super) fn lifecycle_output() -> Value {
     passed_through(object(
         json!({
             "document_id": {"type": "integer"},

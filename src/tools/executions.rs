@@ -9,8 +9,8 @@ use super::loose::{Window, Windowed};
 use super::papers::{self, Authors, IdField, PaperRow};
 use super::rows::parse_json_text;
 use super::{
-    DEFAULT_PAGE, MAX_PAGE, Tool, identity_property, limit_property, nullable, object, offset_property,
-    passed_through,
+    DEFAULT_PAGE, MAX_PAGE, Probe, Tool, identity_property, limit_property, nullable, object,
+    offset_property, passed_through,
 };
 use crate::args::Args;
 use crate::backend::{self, Backend, Kind, Method};
@@ -29,6 +29,11 @@ const SCAN_TIME_BOUND: std::time::Duration = std::time::Duration::from_secs(20);
 
 const STATUSES: [&str; 5] = ["running", "completed", "failed", "cancelled", "interrupted"];
 
+/// The request whose first row is the newest run: list_executions' probe,
+/// and how `--check` finds the run that the probes of a run's answers ask
+/// about (`Probe::OfRun`).
+pub(crate) const NEWEST_RUN: (&str, &[(&str, &str)]) = ("/api/executions", &[("limit", "1")]);
+
 pub(crate) const LIST_EXECUTIONS: Tool = Tool {
     name: "list_executions",
     title: "List runs",
@@ -37,7 +42,10 @@ pub(crate) const LIST_EXECUTIONS: Tool = Tool {
     always_load: true,
     search_hint: "recent runs history latest last week today overnight ran failed completed activity",
     input_schema: list_input,
-    output_schema: list_output,
+    backend_names: &[],
+    not_sent_as_given: &["limit", "offset"],
+    declined_arguments: &[],
+    probe: Probe::Read(NEWEST_RUN.0, NEWEST_RUN.1),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -53,7 +61,10 @@ pub(crate) const GET_EXECUTION: Tool = Tool {
     always_load: true,
     search_hint: "run status finished done complete progress still running coverage zero results nothing interrupted errors",
     input_schema: get_input,
-    output_schema: get_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/executions/0", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -68,7 +79,11 @@ pub(crate) const GET_EXECUTION_RESULTS: Tool = Tool {
     always_load: true,
     search_hint: "papers found new week latest results hits digest",
     input_schema: results_input,
-    output_schema: results_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    // What this tool sends: resmon's json export with ids.
+    probe: Probe::OfRun("references", &[("format", "json"), ("include_ids", "true")]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -87,7 +102,10 @@ pub(crate) const GET_SEARCH_RECORD: Tool = Tool {
         reproducibility replicate audit trail documentation documented log each source \
         per database",
     input_schema: exec_input,
-    output_schema: record_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/executions/0/search-record", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -128,7 +146,7 @@ fn results_input() -> Value {
     )
 }
 
-fn list_output() -> Value {
+pub(super) fn list_output() -> Value {
     let row = object(
         json!({
             "id": {"type": "integer"},
@@ -167,7 +185,7 @@ fn list_output() -> Value {
     )
 }
 
-fn get_output() -> Value {
+pub(super) fn get_output() -> Value {
     object(
         json!({
             "id": {"type": "integer"},
@@ -200,7 +218,7 @@ fn get_output() -> Value {
     )
 }
 
-fn results_output() -> Value {
+pub(super) fn results_output() -> Value {
     object(
         json!({
             "exec_id": {"type": "integer"},
@@ -214,7 +232,7 @@ fn results_output() -> Value {
     )
 }
 
-fn record_output() -> Value {
+pub(super) fn record_output() -> Value {
     let search = object(
         json!({
             "query_as_sent": nullable("The terms as typed (for a keyword run, joined into one string no source received)."),
@@ -381,7 +399,7 @@ fn get_execution(backend: &mut Backend, args: &Args) -> ToolResult {
     let exec_id = args.required_int("exec_id")?;
     backend.pin(expected.clone());
     if let Some(expected) = expected.as_deref() {
-        identity::checked_health(backend, Some(expected))?;
+        backend.checked_health(Some(expected))?;
     }
     let query: Vec<(&str, String)> = expected.iter().map(|id| ("expected_runtime_id", id.clone())).collect();
     let route = format!("GET /api/executions/{exec_id}");

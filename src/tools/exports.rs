@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Tool, nullable, object};
+use super::{Probe, Tool, nullable, object};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method, Reply};
 use crate::error::{ToolError, ToolResult};
@@ -17,7 +17,12 @@ pub(crate) const EXPORT_REFERENCES: Tool = Tool {
         bibliographies zotero endnote mendeley reference manager download file save \
         papers import last run runs",
     input_schema: export_input,
-    output_schema: export_output,
+    backend_names: &[("doc_ids", &["document_ids"])],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    // bibtex, the format every release exports: whether a resmon knows the
+    // newer json format is said by the call that asks for it.
+    probe: Probe::OfRun("references", &[("format", "bibtex")]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -41,7 +46,7 @@ fn export_input() -> Value {
 
 /// One shape for every format: contract 1.0 "Tools › Read" returns "the
 /// exported text", and for json that is the JSON file as resmon wrote it.
-fn export_output() -> Value {
+pub(super) fn export_output() -> Value {
     object(
         json!({
             "format": {"type": "string"},

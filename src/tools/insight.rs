@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Tool, nullable, object, passed_through};
+use super::{Probe, Tool, nullable, object, passed_through};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::{ToolError, ToolResult};
@@ -19,7 +19,17 @@ pub(crate) const GET_ANALYTICS: Tool = Tool {
         distribution summary totals metrics rate dashboard discovery lag overview \
         collection",
     input_schema: analytics_input,
-    output_schema: analytics_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Each(&[
+        "/api/analytics/overview",
+        "/api/analytics/publication-volume",
+        "/api/analytics/source-contribution",
+        "/api/analytics/keyword-contribution",
+        "/api/analytics/routine-health",
+        "/api/analytics/discovery-lag",
+    ]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -38,7 +48,10 @@ pub(crate) const GET_WATCHDOG_FINDINGS: Tool = Tool {
         ok okay working properly fine check checkup diagnostics diagnose troubleshoot \
         stopped silent quiet dead stale routines sources",
     input_schema: watchdog_input,
-    output_schema: watchdog_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/watchdog", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -68,7 +81,7 @@ fn analytics_input() -> Value {
     )
 }
 
-fn analytics_output() -> Value {
+pub(super) fn analytics_output() -> Value {
     object(
         json!({
             "view": {"type": "string"},
@@ -83,7 +96,7 @@ fn watchdog_input() -> Value {
     object(json!({"include_muted": {"type": "boolean"}}), &[])
 }
 
-fn watchdog_output() -> Value {
+pub(super) fn watchdog_output() -> Value {
     // Loose on purpose: a field resmon adds or leaves null must not fail a
     // client's validation of the whole answer.
     let finding = object(

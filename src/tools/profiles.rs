@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::papers::{self, Authors, IdField, PaperRow};
 use super::rows::{decoded_profile, orcid_of, parse_json_text};
-use super::{DEFAULT_PAGE, MAX_PAGE, Tool, limit_property, nullable, object, offset_property};
+use super::{DEFAULT_PAGE, MAX_PAGE, Probe, Tool, limit_property, nullable, object, offset_property};
 use crate::args::Args;
 use crate::backend::{self, Backend};
 use crate::error::{ToolError, ToolResult};
@@ -26,7 +26,10 @@ pub(crate) const LIST_WATCH_PROFILES: Tool = Tool {
         universities labs groups teams departments follow followed following tracked \
         tracking watched watching watchlist",
     input_schema: list_input,
-    output_schema: list_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/profiles", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -44,7 +47,10 @@ pub(crate) const GET_WATCH_PROFILE: Tool = Tool {
         spellings affiliation match counts how many matches total basis confidence \
         certain evidence name only",
     input_schema: get_input,
-    output_schema: get_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/profiles/0", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -63,7 +69,10 @@ pub(crate) const GET_PROFILE_MATCHES: Tool = Tool {
         writes wrote written their his her latest recent recently lately new follow \
         followed",
     input_schema: matches_input,
-    output_schema: matches_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/profiles/0/matches", &[("limit", "1")]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -110,7 +119,7 @@ fn by_basis_schema() -> Value {
     json!({"type": "object", "description": "Matches per basis, over all matches (bases with none are left out)."})
 }
 
-fn list_output() -> Value {
+pub(super) fn list_output() -> Value {
     let row = object(
         json!({
             "id": {"type": "integer"},
@@ -134,7 +143,7 @@ fn list_output() -> Value {
     )
 }
 
-fn get_output() -> Value {
+pub(super) fn get_output() -> Value {
     object(
         json!({
             "id": {"type": "integer"},
@@ -162,7 +171,7 @@ fn by_basis_or_null() -> Value {
     schema
 }
 
-fn matches_output() -> Value {
+pub(super) fn matches_output() -> Value {
     // The shared paper row without an author list: resmon's match rows carry
     // only the author that matched (papers::Authors::IfGiven).
     let mut row = papers::paper_schema(Authors::IfGiven);

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::rows::{self, FLAGS, flag, flag_value, parse_json_text, require_routine};
-use super::{Tool, nullable, object};
+use super::{Probe, Tool, nullable, object};
 use crate::args::Args;
 use crate::backend::{self, Backend};
 use crate::error::{ToolError, ToolResult};
@@ -26,7 +26,10 @@ pub(crate) const LIST_ROUTINES: Tool = Tool {
     search_hint: "alert alerts saved searches subscriptions feeds scheduled recurring monitoring \
         monitored topics keywords queries active inactive enabled missed overview",
     input_schema: list_input,
-    output_schema: list_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/routines", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -45,7 +48,10 @@ pub(crate) const GET_ROUTINE: Tool = Tool {
         missed fires skipped laptop computer closed asleep off audit intent \
         configuration config",
     input_schema: get_input,
-    output_schema: get_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/routines/0", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -61,7 +67,7 @@ fn get_input() -> Value {
     object(json!({"routine_id": {"type": "integer"}}), &["routine_id"])
 }
 
-fn list_output() -> Value {
+pub(super) fn list_output() -> Value {
     let row = object(
         json!({
             "id": {"type": "integer"},
@@ -147,7 +153,7 @@ fn delivery_schema() -> Value {
     )
 }
 
-fn get_output() -> Value {
+pub(super) fn get_output() -> Value {
     rows::routine_record_schema(
         json!({
             "coverage": coverage_schema(),

@@ -9,7 +9,7 @@
 use serde_json::{Map, Value, json};
 
 use super::accepted::{self, Act, Sent};
-use super::{Tool, object};
+use super::{Probe, Tool, object};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::{Code, ToolError, ToolResult};
@@ -25,7 +25,10 @@ pub(crate) const UPDATE_SETTINGS: Tool = Tool {
         option embedding embeddings model models llm temperature effort sender email smtp mail \
         notifications notification ai assistant storage archive pdf retention",
     input_schema: update_settings_input,
-    output_schema: update_settings_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Write(Method::Put, "/api/settings/ai"),
     requires_confirmation: true,
     // Overwriting a value is not additive: the old text is gone from resmon
     // unless the caller keeps `changed.*.from`. That is what the hint is for.
@@ -56,7 +59,7 @@ fn update_settings_input() -> Value {
     )
 }
 
-fn update_settings_output() -> Value {
+pub(super) fn update_settings_output() -> Value {
     object(
         json!({
             "group": {"type": "string"},
@@ -343,7 +346,10 @@ fn as_text(key: &str, value: &Value) -> Result<Value, ToolError> {
 }
 
 /// The answer is built from the two reads, never from the input
-/// (contract-notes 13): a side effect on another key is a change too.
+/// (contract-notes 13): a side effect on another key is a change too, a key
+/// that appears in the read-back included (`from` null). A key the
+/// read-back no longer carries is not a change to null, which resmon never
+/// said, nor unchanged: the detail says the read-back did not carry it.
 fn diff_answer(
     group: &str,
     requested: &Map<String, Value>,
@@ -356,6 +362,9 @@ fn diff_answer(
     let keys = before.keys().chain(after.keys().filter(|key| !before.contains_key(*key)));
     for key in keys {
         let (from, to) = (before.get(key), after.get(key));
+        if to.is_none() {
+            continue;
+        }
         if from == to {
             unchanged += 1;
         } else {
@@ -370,7 +379,7 @@ fn diff_answer(
             changed.insert(key.clone(), entry);
         }
     }
-    let detail = summary(sent, &changed, after);
+    let detail = summary(sent, &changed, before, after);
     json!({
         "group": group,
         "changed": changed,
@@ -380,14 +389,24 @@ fn diff_answer(
     })
 }
 
-fn summary(sent: &Map<String, Value>, changed: &Map<String, Value>, after: &Map<String, Value>) -> String {
-    let not_kept: Vec<&str> = sent
+fn summary(
+    sent: &Map<String, Value>,
+    changed: &Map<String, Value>,
+    before: &Map<String, Value>,
+    after: &Map<String, Value>,
+) -> String {
+    // Every key sent is in the read-back by now (a missing one is an error
+    // before this), so a key not kept has a value to name.
+    let not_kept: Vec<(&str, &Value)> = sent
         .iter()
-        .filter(|(key, value)| after.get(*key) != Some(value))
-        .map(|(key, _)| key.as_str())
+        .filter_map(|(key, value)| {
+            after.get(key).filter(|held| *held != value).map(|held| (key.as_str(), held))
+        })
         .collect();
     let side_effects: Vec<&str> =
         changed.keys().map(String::as_str).filter(|key| !sent.contains_key(*key)).collect();
+    let dropped: Vec<&str> =
+        before.keys().map(String::as_str).filter(|key| !after.contains_key(*key)).collect();
     let mut parts = Vec::new();
     if changed.is_empty() && not_kept.is_empty() {
         parts.push("Nothing changed: every requested key already had that value.".to_string());
@@ -399,13 +418,27 @@ fn summary(sent: &Map<String, Value>, changed: &Map<String, Value>, after: &Map<
         ));
     }
     if !not_kept.is_empty() {
+        let held: Vec<String> = not_kept
+            .iter()
+            .map(|(key, value)| format!("`{key}` (it holds {})", shown(key, (*value).clone())))
+            .collect();
         parts.push(format!(
-            "It did not keep the value sent for {}; `changed` shows what it holds.",
-            quoted_list(&not_kept, "", "")
+            "It did not keep the {} sent for {}.",
+            if held.len() == 1 { "value" } else { "values" },
+            held.join(", ")
         ));
     }
     if !side_effects.is_empty() {
         parts.push(format!("Also changed without being asked for: {}.", quoted_list(&side_effects, "", "")));
+    }
+    if !dropped.is_empty() {
+        parts.push(format!(
+            "The read-back did not carry {}, which the first read held, so {} not counted as changed; \
+             resmon's answer does not say what it holds for {} now.",
+            quoted_list(&dropped, "", ""),
+            if dropped.len() == 1 { "it is" } else { "they are" },
+            if dropped.len() == 1 { "it" } else { "them" },
+        ));
     }
     parts.join(" ")
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Tool, no_arguments, nullable, object};
+use super::{Probe, Tool, no_arguments, nullable, object};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::ToolResult;
@@ -18,7 +18,10 @@ pub(crate) const LIST_SOURCES: Tool = Tool {
         coverage cover covers covered supported support available offer api key keys \
         token credentials arxiv biorxiv medrxiv pubmed crossref openalex",
     input_schema: sources_input,
-    output_schema: sources_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/repositories/catalog", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -32,7 +35,7 @@ fn sources_input() -> Value {
     no_arguments()
 }
 
-fn sources_output() -> Value {
+pub(super) fn sources_output() -> Value {
     let source = object(
         json!({
             "slug": {"type": "string"},

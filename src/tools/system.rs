@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Tool, identity_property, nullable, object};
+use super::{Probe, Tool, identity_property, nullable, object};
 use crate::args::Args;
 use crate::backend::{self, Backend};
 use crate::error::ToolResult;
@@ -16,7 +16,10 @@ pub(crate) const HEALTH: Tool = Tool {
     always_load: true,
     search_hint: "running reachable connection connected offline alive status version app server ping",
     input_schema: health_input,
-    output_schema: health_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Read("/api/health", &[]),
     requires_confirmation: false,
     destructive: false,
     idempotent: true,
@@ -34,7 +37,7 @@ fn health_input() -> Value {
     )
 }
 
-fn health_output() -> Value {
+pub(super) fn health_output() -> Value {
     object(
         json!({
             "status": {"type": "string"},
@@ -53,7 +56,7 @@ fn health_output() -> Value {
 
 fn health(backend: &mut Backend, args: &Args) -> ToolResult {
     let expected = identity::expected_runtime_id(args.get("expected_runtime_id"))?;
-    let body = identity::checked_health(backend, expected.as_deref())?;
+    let body = backend.checked_health(expected.as_deref())?;
     backend::require_fields("GET /api/health", &body, &[("status", backend::Kind::String)])?;
     // An unpinned call stays answerable without inventing an identity
     // (contract 1.0 "Instance identity"): a malformed one is reported as null.

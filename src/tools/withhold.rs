@@ -17,6 +17,7 @@
 //! is judged too unless it is one of `ERROR_FIELDS`, the few names of this
 //! server's own that happen to hold a credential word.
 
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
 use crate::error::{ToolError, ToolResult};
@@ -44,35 +45,110 @@ pub(super) fn shown(shape: &Shape, result: ToolResult) -> ToolResult {
     }
 }
 
-/// What an outputSchema declares, reduced to what the walk reads: built once
-/// per tool (`tools::answer_shape`), so that a call looks its fields up in a
-/// short list in the schema's order instead of hashing each name into the
-/// schema's maps.
+/// What an outputSchema declares, reduced to what the walk reads. The
+/// server carries no output schema builder (`tools::OUTPUT_SCHEMAS` is for
+/// the tests), so a tool's shape is read, on its first call, from its
+/// outputSchema in the listing snapshot the binary already holds: the schema
+/// a client sees. A call then looks its fields up in a short list in the
+/// schema's order instead of hashing each name into the schema's maps.
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct Shape {
     /// The declared properties of an object, in the schema's order.
     properties: Option<Vec<(String, Shape)>>,
-    /// The values of an open map that keeps its keys (`open_map_values`).
-    open: Option<Box<Shape>>,
     items: Option<Box<Shape>>,
+    /// `additionalProperties`, when it is a schema.
+    additional: Option<Box<Shape>>,
+    /// `type`, when it is one name.
+    kind: Option<String>,
 }
 
 impl Shape {
-    pub(crate) fn of(schema: &Value) -> Shape {
-        let properties = schema.get("properties").and_then(Value::as_object).map(|properties| {
-            properties.iter().map(|(name, schema)| (name.clone(), Shape::of(schema))).collect()
-        });
-        Shape {
-            properties,
-            open: open_map_values(schema).map(|values| Box::new(Shape::of(values))),
-            items: schema.get("items").map(|items| Box::new(Shape::of(items))),
+    /// The shape of the tool `name`'s outputSchema in `listing` (the compact
+    /// `tools` array of tools/list). A tool the listing lacks, or a schema
+    /// that cannot be read, gets a shape that declares nothing, so that all
+    /// of its answer is judged: the safe side (a unit test reads every tool).
+    pub(crate) fn from_listing(listing: &str, name: &str) -> Shape {
+        // In compact JSON a quote inside a string is escaped, so the entry's
+        // opening can occur nowhere else.
+        let entry = format!("{{\"name\":{},", Value::from(name));
+        let Some(at) = listing.find(&entry) else { return Shape::default() };
+        let rest = &listing[at..];
+        let Some(schema) = rest.find("\"outputSchema\":") else { return Shape::default() };
+        let mut reader = serde_json::Deserializer::from_str(&rest[schema + "\"outputSchema\":".len()..]);
+        Shape::deserialize(&mut reader).unwrap_or_default()
+    }
+
+    /// The schema's values of an open map that keeps its keys: one whose
+    /// values the schema types as something other than an object
+    /// (get_routine's `delivery.targets_by_channel`: counts this server adds
+    /// up per channel), since `{"withheld": true}` would not fit there. An
+    /// open map whose values may be objects is not one: its keys are judged
+    /// like any undeclared key.
+    fn open_values(&self) -> Option<&Shape> {
+        let values = self.additional.as_deref()?;
+        values.kind.as_deref().is_some_and(|kind| kind != "object").then_some(values)
+    }
+}
+
+impl<'de> Deserialize<'de> for Shape {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Shape, D::Error> {
+        struct Schema;
+        impl<'de> Visitor<'de> for Schema {
+            type Value = Shape;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON schema")
+            }
+            // `additionalProperties: false` and the like declare nothing.
+            fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+                Ok(Shape::default())
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+                let mut shape = Shape::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "properties" => shape.properties = Some(map.next_value::<Properties>()?.0),
+                        "items" => shape.items = Some(Box::new(map.next_value()?)),
+                        "additionalProperties" => shape.additional = Some(Box::new(map.next_value()?)),
+                        "type" => shape.kind = map.next_value::<Value>()?.as_str().map(str::to_string),
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(shape)
+            }
         }
+        deserializer.deserialize_any(Schema)
+    }
+}
+
+/// A schema's `properties`, in order.
+struct Properties(Vec<(String, Shape)>);
+
+impl<'de> Deserialize<'de> for Properties {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Properties, D::Error> {
+        struct Named;
+        impl<'de> Visitor<'de> for Named {
+            type Value = Properties;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a schema's properties")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Properties, A::Error> {
+                let mut properties = Vec::new();
+                while let Some((name, shape)) = map.next_entry::<String, Shape>()? {
+                    properties.push((name, shape));
+                }
+                Ok(Properties(properties))
+            }
+        }
+        deserializer.deserialize_map(Named)
     }
 }
 
 /// Withholds inside `value` what its shape does not declare.
 fn walk(shape: &Shape, value: &mut Value) {
     match value {
-        Value::Object(object) if shape.properties.is_some() || shape.open.is_some() => {
+        Value::Object(object) if shape.properties.is_some() || shape.open_values().is_some() => {
             let declared = shape.properties.as_deref().unwrap_or_default();
             // Answers mostly list their fields in the schema's order, so the
             // search starts after the last field found.
@@ -83,7 +159,7 @@ fn walk(shape: &Shape, value: &mut Value) {
                         next = at + 1;
                         walk(&declared[at].1, inner);
                     }
-                    None => match &shape.open {
+                    None => match shape.open_values() {
                         Some(values) => walk(values, inner),
                         None => judge(key, inner),
                     },
@@ -109,18 +185,6 @@ fn find(declared: &[(String, Shape)], key: &str, from: usize) -> Option<usize> {
         .position(|(name, _)| name == key)
         .map(|at| from + at)
         .or_else(|| before.iter().position(|(name, _)| name == key))
-}
-
-/// The schema of an open map's values when it types them as something other
-/// than an object (get_routine's `delivery.targets_by_channel`: counts this
-/// server adds up per channel). Such a map's keys are kept as they are, since
-/// `{"withheld": true}` would not fit beside them; its values are walked with
-/// that schema. An open map whose values may be objects is not one of these:
-/// its keys are judged like any undeclared key.
-fn open_map_values(schema: &Value) -> Option<&Value> {
-    let values = schema.get("additionalProperties").filter(|values| values.is_object())?;
-    let kind = values.get("type").and_then(Value::as_str)?;
-    (kind != "object").then_some(values)
 }
 
 /// One undeclared key and its value: withheld whole when the name is
@@ -157,8 +221,12 @@ mod tests {
     use super::*;
     use crate::error::Code;
 
+    fn shape_of(schema: &Value) -> Shape {
+        Shape::deserialize(schema).unwrap()
+    }
+
     fn walked(schema: Value, mut value: Value) -> Value {
-        walk(&Shape::of(&schema), &mut value);
+        walk(&shape_of(&schema), &mut value);
         value
     }
 
@@ -226,7 +294,7 @@ mod tests {
             .with_detail("answered", json!({"id": 7, "auth": "T1", "note": "{\"secret\": \"T2\"}"}))
             .with_detail("session_token", json!("T3"))
             .with_top_level("tried", json!(["http://127.0.0.1:8765"]));
-        let Err(error) = shown(&Shape::of(&json!({})), Err(error)) else { panic!() };
+        let Err(error) = shown(&Shape::default(), Err(error)) else { panic!() };
         assert_eq!(error.detail["token_file"], "/state/api-token-8765");
         assert_eq!(error.detail["keys"], json!(["ai_api_key"]));
         assert_eq!(
@@ -235,6 +303,22 @@ mod tests {
         );
         assert_eq!(error.detail["session_token"], withheld());
         assert_eq!(error.top_level["tried"], json!(["http://127.0.0.1:8765"]));
+    }
+
+    /// The shape each tool's answer is walked beside is its outputSchema as
+    /// the listing shows it, which is the one its builder gives.
+    #[test]
+    fn every_tools_shape_is_read_from_the_listing() {
+        for (tool, build) in crate::tools::OUTPUT_SCHEMAS {
+            let read = Shape::from_listing(crate::tools::listing_json(false), tool.name);
+            assert_eq!(read, shape_of(&build()), "{}", tool.name);
+            assert!(
+                read.properties.as_ref().is_some_and(|properties| !properties.is_empty()),
+                "{}",
+                tool.name
+            );
+        }
+        assert_eq!(Shape::from_listing(crate::tools::listing_json(false), "no_such_tool"), Shape::default());
     }
 
     /// Every name the source gives an error's field: a credential-shaped one

@@ -6,8 +6,8 @@
 use serde_json::{Map, Value, json};
 
 use super::accepted::{self, Act, Sent};
-use super::rows;
-use super::{Tool, nullable, object};
+use super::{Probe, Tool, nullable, object};
+use super::{profiles, routines, rows};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::{ToolError, ToolResult};
@@ -28,7 +28,15 @@ pub(crate) const CREATE_ROUTINE: Tool = Tool {
         week month recurring repeating regular automatic subscribe subscription saved \
         search keyword keywords topic topics notify me monitor papers make",
     input_schema: create_routine_input,
-    output_schema: create_routine_output,
+    backend_names: &[
+        ("schedule", &["schedule_cron"]),
+        ("keywords", &["parameters"]),
+        ("sources", &["parameters"]),
+        ("entity", &["parameters", "entity"]),
+    ],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Write(Method::Post, "/api/routines"),
     requires_confirmation: true,
     // Adds one routine; changes nothing that exists.
     destructive: false,
@@ -48,7 +56,15 @@ pub(crate) const CREATE_WATCH_PROFILE: Tool = Tool {
     search_hint: "follow track tracking start watch add new author researcher person someone \
         scientist colleague professor lab group institution orcid",
     input_schema: create_watch_profile_input,
-    output_schema: create_watch_profile_output,
+    backend_names: &[
+        ("name", &["display_name", "names"]),
+        ("aliases", &["names"]),
+        ("orcid", &["identifiers"]),
+        ("orcid_cited", &["identifiers"]),
+    ],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Write(Method::Post, "/api/profiles"),
     requires_confirmation: true,
     destructive: false,
     idempotent: false,
@@ -66,7 +82,10 @@ pub(crate) const ACTIVATE_ROUTINE: Tool = Tool {
         scheduling scheduled automatic automatically unpause reactivate re-enable switch \
         live again back",
     input_schema: routine_id_input,
-    output_schema: switch_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Write(Method::Post, "/api/routines/0/activate"),
     requires_confirmation: true,
     // Flips one flag that deactivate_routine flips back; nothing is lost.
     destructive: false,
@@ -85,7 +104,10 @@ pub(crate) const DEACTIVATE_ROUTINE: Tool = Tool {
         unschedule unscheduled switch mute silence cancel no longer anymore \
         automatically unsubscribe daily weekly",
     input_schema: routine_id_input,
-    output_schema: switch_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Write(Method::Post, "/api/routines/0/deactivate"),
     requires_confirmation: true,
     destructive: false,
     idempotent: true,
@@ -118,7 +140,7 @@ fn create_routine_input() -> Value {
     )
 }
 
-fn create_routine_output() -> Value {
+pub(super) fn create_routine_output() -> Value {
     object(
         json!({
             "routine": rows::routine_record_schema(json!({}), &[]),
@@ -144,7 +166,7 @@ fn create_watch_profile_input() -> Value {
     )
 }
 
-fn create_watch_profile_output() -> Value {
+pub(super) fn create_watch_profile_output() -> Value {
     object(
         json!({
             "basis_warning": nullable("How weak this profile's matches will be, or null when resmon gives none. Repeat it."),
@@ -167,14 +189,19 @@ fn routine_id_input() -> Value {
     object(json!({"routine_id": {"type": "integer", "minimum": 1}}), &["routine_id"])
 }
 
-fn switch_output() -> Value {
+pub(super) fn switch_output() -> Value {
     object(json!({"id": {"type": "integer"}, "is_active": {"type": "boolean"}}), &["id", "is_active"])
 }
 
 fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     let body = routine_body(args)?;
-    let act =
-        Act::Create { noun: "routine", tool: "create_routine", one: "get_routine", all: "list_routines" };
+    let act = Act::Create {
+        noun: "routine",
+        tool: CREATE_ROUTINE.name,
+        one: routines::GET_ROUTINE.name,
+        all: routines::LIST_ROUTINES.name,
+        reads_back: true,
+    };
     let mut accepted =
         match accepted::send(backend, act, Method::Post, "/api/routines", Some(&body), Some("id"))? {
             Sent::Refused(reply) => return Err(backend::status_error(&reply)),
@@ -344,9 +371,10 @@ fn create_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
     let body = profile_body(args)?;
     let act = Act::Create {
         noun: "watch profile",
-        tool: "create_watch_profile",
-        one: "get_watch_profile",
-        all: "list_watch_profiles",
+        tool: CREATE_WATCH_PROFILE.name,
+        one: profiles::GET_WATCH_PROFILE.name,
+        all: profiles::LIST_WATCH_PROFILES.name,
+        reads_back: false,
     };
     let mut accepted =
         match accepted::send(backend, act, Method::Post, "/api/profiles", Some(&body), Some("id"))? {

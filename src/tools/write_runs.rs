@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::accepted::{self, Act, Sent};
-use super::{Tool, nullable, object};
+use super::{Probe, Tool, nullable, object, rows};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method, Reply};
 use crate::error::{Code, ToolError, ToolResult};
@@ -23,7 +23,10 @@ pub(crate) const RUN_SWEEP: Tool = Tool {
         harvest new latest papers arxiv pubmed biorxiv sources manual manually once \
         refresh",
     input_schema: run_sweep_input,
-    output_schema: run_sweep_output,
+    backend_names: &[("sources", &["repositories"])],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Write(Method::Post, "/api/search/sweep"),
     requires_confirmation: true,
     // Adds an execution and papers; removes and overwrites nothing.
     destructive: false,
@@ -42,7 +45,10 @@ pub(crate) const RUN_ROUTINE: Tool = Tool {
     search_hint: "alert alerts saved search trigger start now manually manual immediately right \
         away kick off launch fire execute rerun re-run again force on demand",
     input_schema: run_routine_input,
-    output_schema: run_routine_output,
+    backend_names: &[],
+    not_sent_as_given: &[],
+    declined_arguments: &[],
+    probe: Probe::Write(Method::Post, "/api/routines/0/run"),
     requires_confirmation: true,
     destructive: false,
     idempotent: false,
@@ -64,7 +70,7 @@ fn run_sweep_input() -> Value {
     )
 }
 
-fn run_sweep_output() -> Value {
+pub(super) fn run_sweep_output() -> Value {
     object(
         json!({
             "execution_id": {"type": "integer", "description": "Poll with get_execution."},
@@ -79,7 +85,7 @@ fn run_routine_input() -> Value {
     object(json!({"routine_id": {"type": "integer", "minimum": 1}}), &["routine_id"])
 }
 
-fn run_routine_output() -> Value {
+pub(super) fn run_routine_output() -> Value {
     object(
         json!({
             "queued": {"type": "boolean", "description": "Read first: true means no execution exists yet."},
@@ -112,7 +118,17 @@ fn run_sweep(backend: &mut Backend, args: &Args) -> ToolResult {
     let duplicate = match answer.get("duplicate") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(duplicate)) => *duplicate,
-        Some(_) => return Err(accepted.fail("its `duplicate` was neither true nor false", None)),
+        // Run N may be this call's or an earlier request's: the opening
+        // says only that resmon took the search (contract-notes 26).
+        Some(other) => {
+            let problem = format!(
+                "its `duplicate` was neither true nor false (it gave {}), so this server cannot tell \
+                 whether run {execution_id} is a new run or one resmon had already started for an \
+                 earlier request",
+                accepted::shown_value(other)
+            );
+            return Err(accepted.unclear(&problem, answer));
+        }
     };
     let follow = "Poll get_execution for its status; `interrupted` means the app stopped mid-run, not \
         that the search failed.";
@@ -178,9 +194,7 @@ fn run_routine(backend: &mut Backend, args: &Args) -> ToolResult {
         Sent::Accepted(accepted) => accepted,
     };
     let object = accepted.object()?;
-    if let Some(error) = started_and_queued(&mut accepted, &object) {
-        return Err(error);
-    }
+    read_run_answer(&mut accepted, routine_id, &object)?;
     let answer = run_answer(routine_id, accepted.status() == 202, &Value::Object(object.clone()));
     // Started means an execution to poll: a start without its id would leave
     // the caller nothing to follow, so it is not reported as a start.
@@ -190,15 +204,132 @@ fn run_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     Ok(answer)
 }
 
+/// Everything of a run's answer that is passed on is read as its kind, and
+/// none of it may contradict the rest or the call (contract-notes 26): an
+/// answer about another routine, a `queued` that is not a boolean, a run
+/// both started and queued, a `queue_position`, `was_inactive` or `detail`
+/// of another kind, or a sentence that says the opposite of `queued`, is the
+/// error after acceptance that quotes the answer, never a guess. Where the
+/// answer leaves unclear whether the run started, the opening says only that
+/// resmon accepted the request.
+fn read_run_answer(
+    accepted: &mut accepted::Accepted,
+    routine_id: i64,
+    answer: &Map<String, Value>,
+) -> Result<(), ToolError> {
+    let quoted = || answer.clone();
+    let field = |name: &str| answer.get(name).filter(|value| !value.is_null());
+    match field("routine_id") {
+        Some(said) if said.as_i64() == Some(routine_id) => {}
+        Some(said) if said.is_i64() => {
+            let problem = format!("its answer is about routine {said}, not routine {routine_id}");
+            return Err(accepted.contradiction(&problem, quoted()));
+        }
+        Some(said) => {
+            let problem = format!(
+                "its `routine_id` was not an integer (it gave {}), so this server cannot tell which \
+                 routine it ran",
+                accepted::shown_value(said)
+            );
+            return Err(accepted.contradiction(&problem, quoted()));
+        }
+        None => {}
+    }
+    if let Some(queued) = field("queued").filter(|queued| !queued.is_boolean()) {
+        let problem = format!(
+            "its `queued` was neither true nor false (it gave {}), so this server cannot tell whether the \
+             run started or was queued",
+            accepted::shown_value(queued)
+        );
+        return Err(accepted.contradiction(&problem, quoted()));
+    }
+    if let Some(error) = started_and_queued(accepted, answer) {
+        return Err(error);
+    }
+    // From here on the answer says one thing, started or queued, and the
+    // opening says it; a field of another kind is quoted beside it.
+    if let Some(position) =
+        field("queue_position").filter(|position| position.as_i64().is_none_or(|at| at < 1))
+    {
+        let problem = format!(
+            "its `queue_position` was not a positive integer (it gave {})",
+            accepted::shown_value(position)
+        );
+        return Err(accepted.quoting(&problem, quoted()));
+    }
+    if let Some(flag) = field("was_inactive").filter(|flag| rows::flag(Some(flag)).is_none()) {
+        let problem = format!(
+            "its `was_inactive` was neither true nor false (it gave {})",
+            accepted::shown_value(flag)
+        );
+        return Err(accepted.quoting(&problem, quoted()));
+    }
+    match field("detail") {
+        Some(Value::String(sentence)) => {
+            let queued = accepted.status() == 202 || field("queued") == Some(&json!(true));
+            let (word, said, other) = if queued {
+                ("started", "was queued", "started")
+            } else {
+                ("queued", "started", "was queued")
+            };
+            if says(sentence, word) {
+                let by = if accepted.status() == 202 {
+                    "status 202".to_string()
+                } else if let Some(queued) = field("queued") {
+                    format!("`queued: {queued}`")
+                } else {
+                    format!("status {}", accepted.status())
+                };
+                let problem = format!(
+                    "its answer contradicts itself: its {by} says the run {said}, but its `detail` says it \
+                     {other} ({}), so this server cannot tell which happened",
+                    accepted::shown_value(&json!(sentence))
+                );
+                return Err(accepted.contradiction(&problem, quoted()));
+            }
+        }
+        Some(other) => {
+            let problem =
+                format!("its `detail` was not a sentence (it gave {})", accepted::shown_value(other));
+            return Err(accepted.quoting(&problem, quoted()));
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+/// Whether a sentence uses `word` (any case) without a negation among the
+/// two words before it: "This one is queued" says queued, "it was not
+/// queued" does not.
+fn says(sentence: &str, word: &str) -> bool {
+    let words: Vec<String> = sentence
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}')
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let negation = |word: &String| {
+        matches!(word.as_str(), "not" | "never" | "no")
+            || word.ends_with("n't")
+            || word.ends_with("n\u{2019}t")
+    };
+    words
+        .iter()
+        .enumerate()
+        .any(|(at, said)| said == word && !words[at.saturating_sub(2)..at].iter().any(negation))
+}
+
 /// An answer that says a run both started and was queued: an execution id
-/// beside `queued: true` or a 202, or `queued: false` with a 202. Neither is
-/// taken for what happened; the error quotes both (contract-notes 26).
+/// beside `queued: true`, a 202 or a queue position, or `queued: false` with
+/// a 202 or a queue position. Neither is taken for what happened; the error
+/// quotes both (contract-notes 26).
 fn started_and_queued(accepted: &mut accepted::Accepted, answer: &Map<String, Value>) -> Option<ToolError> {
     let accepted_later = accepted.status() == 202;
     let queued = answer.get("queued");
-    let said_queued = accepted_later || queued == Some(&json!(true));
+    let position = answer.get("queue_position").filter(|position| !position.is_null());
+    let said_queued = accepted_later || queued == Some(&json!(true)) || position.is_some();
     let execution_id = answer.get("execution_id").filter(|id| !id.is_null());
-    let said_started = execution_id.is_some() || (accepted_later && queued == Some(&json!(false)));
+    let said_started =
+        execution_id.is_some() || ((accepted_later || position.is_some()) && queued == Some(&json!(false)));
     if !(said_queued && said_started) {
         return None;
     }
@@ -210,6 +341,10 @@ fn started_and_queued(accepted: &mut accepted::Accepted, answer: &Map<String, Va
     if let Some(queued) = queued {
         said.push(format!("`queued: {queued}`"));
         answered.insert("queued".into(), queued.clone());
+    }
+    if let Some(position) = position {
+        said.push(format!("`queue_position` {}", accepted::shown_value(position)));
+        answered.insert("queue_position".into(), position.clone());
     }
     if let Some(id) = execution_id {
         said.push(format!("`execution_id` {id}"));
@@ -234,7 +369,7 @@ fn run_answer(routine_id: i64, accepted_later: bool, answer: &Value) -> Value {
         "execution_id": if queued { Value::Null } else { field("execution_id") },
         "queue_position": if queued { field("queue_position") } else { Value::Null },
         "routine_id": answer.get("routine_id").and_then(Value::as_i64).unwrap_or(routine_id),
-        "was_inactive": field("was_inactive"),
+        "was_inactive": rows::flag_value(answer.get("was_inactive")),
         "detail": field("detail"),
     })
 }
@@ -252,6 +387,18 @@ fn already_running(reply: &Reply) -> ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sentence_says_a_word_unless_it_is_denied() {
+        assert!(says("This one is queued (position 2) and will start on its own.", "queued"));
+        assert!(says("Queued at position 3.", "queued"));
+        assert!(!says("It was not queued; it runs now.", "queued"));
+        assert!(!says("It hasn't started yet.", "started"));
+        assert!(!says("It has not yet started.", "started"));
+        assert!(says("The routine started. Poll the execution for progress.", "started"));
+        assert!(!says("This one is queued and will start when a slot frees.", "started"));
+        assert!(!says("This routine is not scheduled; it was run once because you asked for it.", "queued"));
+    }
 
     #[test]
     fn a_queued_run_never_reports_an_execution_id() {

@@ -131,3 +131,90 @@ fn docs_tools_md_matches_the_tool_table() {
         "docs/tools.md is out of date with the tool table; run UPDATE_DOCS=1 cargo test --test it docs"
     );
 }
+
+/// Names in the docs that begin with a tool's verb but are not tools: each
+/// must still be defined in the code (a `fn` or a field), so that this list
+/// cannot excuse a name nothing has any more.
+const NOT_TOOLS_IN_DOCS: &[&str] = &["search_hint", "run_cli", "find_candidate"];
+
+/// The words of a text, spelled as Rust and tool names are.
+fn snake_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|word| word.contains('_'))
+}
+
+/// The words of `text` that look like a tool but name none: a word that
+/// opens with the verb of a tool of the table (`get_`, `list_`, `run_`, …),
+/// and a name as a harness shows it (`mcp__resmon__…`, `resmon_…`), which
+/// must be a tool or a prompt.
+fn stray_tool_names(text: &str) -> Vec<String> {
+    let tools = &resmon_mcp::tools::TOOLS;
+    let verbs: Vec<&str> =
+        tools.iter().filter_map(|tool| tool.name.split_once('_')).map(|(verb, _)| verb).collect();
+    let mut stray = Vec::new();
+    for word in snake_words(text) {
+        let prefixed = ["mcp__resmon__", "mcp_resmon_", "resmon_"].iter().find_map(|p| word.strip_prefix(p));
+        let bad = match prefixed {
+            Some("") => false,
+            Some(rest) => {
+                resmon_mcp::tools::find(rest).is_none() && resmon_mcp::prompts::find(rest).is_none()
+            }
+            None => {
+                let verb = word.split('_').next().unwrap_or("");
+                verbs.contains(&verb)
+                    && resmon_mcp::tools::find(word).is_none()
+                    && !NOT_TOOLS_IN_DOCS.contains(&word)
+            }
+        };
+        if bad && !stray.iter().any(|seen| seen == word) {
+            stray.push(word.to_string());
+        }
+    }
+    stray
+}
+
+/// Prose that names tools names tools of the table: README.md and every
+/// file of docs/ (the instructions, the prompts and the question lists are
+/// checked where they are built: src/protocol.rs, src/prompts.rs,
+/// tests/it/findability.rs).
+#[test]
+fn the_docs_name_only_tools_of_the_table() {
+    // The rule must see a stray name, or it proves nothing.
+    assert_eq!(
+        stray_tool_names("`get_routines` and mcp__resmon__run_sweeps, not `get_routine` or `run_cli`"),
+        vec!["get_routines", "mcp__resmon__run_sweeps"]
+    );
+    assert!(stray_tool_names("`mcp__resmon__paper` (a prompt) and resmon_run_sweep").is_empty());
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "md") {
+            files.push(path);
+        }
+    }
+    assert!(files.len() > 5, "{files:?}");
+    let mut problems = Vec::new();
+    for path in &files {
+        let stray = stray_tool_names(&std::fs::read_to_string(path).unwrap());
+        if !stray.is_empty() {
+            problems.push(format!("{} names {stray:?}, which are no tools of the table", path.display()));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // Each excused name is still something the code defines.
+    let mut code = String::new();
+    for dir in ["src", "src/tools", "src/discovery", "tests/it"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|ext| ext == "rs") {
+                code.push_str(&std::fs::read_to_string(path).unwrap());
+            }
+        }
+    }
+    for name in NOT_TOOLS_IN_DOCS {
+        assert!(
+            code.contains(&format!("fn {name}(")) || code.contains(&format!("pub {name}:")),
+            "{name} is excused as no tool, but no code defines it any more"
+        );
+    }
+}

@@ -665,3 +665,59 @@ fn a_read_whose_body_fails_after_its_status_line_says_it_was_answered() {
     assert!(stderr.contains("GET /api/routines answered 200, then failed after its status line"), "{stderr}");
     assert!(!stderr.contains("GET /api/routines failed before"), "{stderr}");
 }
+
+/// A redirect on a read names the status and the path it pointed to (never
+/// the other address), keeps resmon's sentence, and is not followed.
+#[test]
+fn a_redirect_on_a_read_says_what_came_back_and_is_not_followed() {
+    let (fake, mut session) = connected();
+    fake.set_fault_for(
+        "GET",
+        "/api/routines/{id}",
+        Fault::RedirectTo(307, "/api/v2/routines/7".into(), r#"{"detail": "moved"}"#.into()),
+    );
+    let error = tool_error(&session.call("get_routine", json!({"routine_id": 7})));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "resmon answered GET /api/routines/7 with a redirect (307 to /api/v2/routines/7) (resmon said: moved). \
+             This server does not follow redirects"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains("127.0.0.1") && !message.contains("carried"), "{message}");
+    assert!(error["detail"].get("outcome_unknown").is_none(), "a read changes nothing: {error}");
+    assert_eq!(fake.redirect_target_hits(), 0, "the redirect was followed");
+}
+
+/// An empty 2xx body is said as empty, and a body in a Content-Encoding this
+/// server does not read is named, rather than either being "not JSON".
+#[test]
+fn an_empty_or_encoded_body_is_said_as_what_it_is() {
+    let (fake, mut session) = connected();
+    fake.override_response("GET", "/api/routines/7", 200, &[], "");
+    let error = tool_error(&session.call("get_routine", json!({"routine_id": 7})));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("with an empty body (status 200) where JSON was expected"), "{message}");
+    assert!(!message.contains("not JSON"), "{message}");
+
+    fake.override_response(
+        "GET",
+        "/api/routines/7",
+        200,
+        &[("Content-Encoding", "gzip")],
+        "\u{1f}\u{8b}\u{8}\u{0}compressed",
+    );
+    let error = tool_error(&session.call("get_routine", json!({"routine_id": 7})));
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("with a body in the `gzip` content encoding, which this server does not read"),
+        "{message}"
+    );
+    assert_eq!(error["detail"]["content_encoding"], json!("gzip"), "{error}");
+    // Nothing asked for an encoding, so a gzip answer was resmon's choice.
+    let sent = fake.requests_to("GET", "/api/routines/7");
+    assert!(sent.iter().all(|r| r.header("accept-encoding").is_none()), "{sent:?}");
+}

@@ -645,8 +645,8 @@ pub fn tool_error(result: &Value) -> Value {
 /// does not, or when no tool has that name). The one output-schema checker
 /// of the test suite.
 pub fn output_problems(tool: &str, answer: &Value) -> Vec<String> {
-    match resmon_mcp::tools::find(tool) {
-        Some(tool) => schema_problems(&(tool.output_schema)(), answer, "$"),
+    match resmon_mcp::tools::output_schema(tool) {
+        Some(schema) => schema_problems(&schema, answer, "$"),
         None => Vec::new(),
     }
 }

@@ -39,6 +39,8 @@ mod discovery;
 mod read_only_flag;
 // Every address the tools send resolves against the route table; 44 pairs.
 mod routes;
+// No cycle of use among src/'s modules; uses follow ARCHITECTURE.md's layers.
+mod layers;
 // docs/tools.md is generated from the listing and checked against it.
 mod docs;
 // Version skew: routes resmon lacks, parameters it refuses, fields it drops.

@@ -636,3 +636,55 @@ fn check_is_bounded_when_every_probe_stalls() {
         report["tools"].as_array().unwrap().iter().filter(|tool| tool["available"].is_null()).count();
     assert!(unknown >= 20, "stalled probes are unknown, not missing: {report}");
 }
+
+/// A connection reset without an answer by the resmon health confirmed is
+/// said of resmon at its address, not of "something"; before health
+/// confirmed it, of what is on the port. (Only Linux lets the fake reset.)
+#[cfg(target_os = "linux")]
+#[test]
+fn a_reset_on_a_confirmed_resmon_is_said_of_resmon() {
+    let (fake, mut session) = connected();
+    structured(&session.call("health", json!({})));
+    fake.set_fault_for("GET", "/api/routines", Fault::ResetWithoutAnswer);
+    let error = tool_error(&session.call("list_routines", json!({})));
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!(
+            "resmon at {} accepted the connection for GET /api/routines and then reset it without answering.",
+            fake.base_url()
+        )),
+        "{message}"
+    );
+    assert!(!message.contains("Something on"), "{message}");
+
+    fake.clear_faults();
+    let (fake, mut session) = connected();
+    fake.set_fault_for("GET", "/api/health", Fault::ResetWithoutAnswer);
+    let error = tool_error(&session.call("list_routines", json!({})));
+    let message = error["message"].as_str().unwrap();
+    assert!(message.starts_with(&format!("Something on port {} (", fake.port())), "{message}");
+    assert!(message.contains("and then reset it without answering"), "{message}");
+    assert!(!message.contains("resmon at"), "{message}");
+    assert!(fake.requests_to("GET", "/api/routines").is_empty(), "nothing past health");
+}
+
+/// --check says when the runs list answered in another shape, rather than
+/// that it listed no run.
+#[test]
+fn check_says_when_the_runs_list_is_not_a_list() {
+    let fake = start_fake();
+    fake.override_response("GET", "/api/executions", 200, &[], r#"{"executions": [{"id": 5}]}"#);
+    let (verdicts, requests, _) = check_verdicts(&fake);
+    for name in ["get_execution_results", "export_references"] {
+        assert_eq!(available(&verdicts, name), Value::Null, "{}", verdicts[name]);
+        let why = verdicts[name]["why"].as_str().unwrap();
+        assert!(why.contains("no run to probe with"), "{why}");
+        assert!(
+            why.contains("GET /api/executions answered 200 with JSON in another shape, not a list of runs"),
+            "{why}"
+        );
+        assert!(!why.contains("listed none"), "{why}");
+    }
+    assert!(requests.iter().all(|r| !r.path.ends_with("/references")), "a references route was asked");
+}

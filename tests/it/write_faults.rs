@@ -84,7 +84,15 @@ fn a_created_routine_whose_read_back_is_404_opens_with_its_creation() {
              not call create_routine again"
         ),
     );
-    assert!(message(&error).contains("Do not call create_routine again"), "{error}");
+    // get_routine just failed to show it, so it is not said to show it.
+    assert!(
+        message(&error).ends_with(&format!(
+            "Do not call create_routine again: routine {id} was created even though its read-back failed, \
+             and get_routine may show it once resmon answers for it."
+        )),
+        "{error}"
+    );
+    assert!(!message(&error).contains("get_routine shows it"), "{error}");
     assert_eq!(error["detail"]["id"], json!(id));
     assert_eq!(error["detail"]["failure"]["status"], json!(404), "{error}");
     assert_eq!(bench.count("POST", "/api/routines"), 1, "created once, never re-sent");
@@ -354,8 +362,7 @@ fn a_credential_shaped_key_of_the_group_is_named_but_never_shown() {
 
 #[test]
 fn the_changed_description_says_a_credential_shaped_key_is_withheld() {
-    let tool = resmon_mcp::tools::find("update_settings").unwrap();
-    let schema = (tool.output_schema)();
+    let schema = resmon_mcp::tools::output_schema("update_settings").unwrap();
     let description = schema["properties"]["changed"]["description"].as_str().unwrap();
     assert!(description.contains(r#"{"withheld": true}"#), "{description}");
 }
@@ -733,7 +740,7 @@ fn a_read_back_of_another_routine_is_not_shown_as_the_new_one() {
         &format!(
             "resmon created routine {id} (it answered 201), but reading it back gave routine 99 instead, so \
              this server does not show it as the new one. Do not call create_routine again: routine {id} \
-             exists"
+             was created even though its read-back failed"
         ),
     );
     assert_eq!(error["detail"]["id"], json!(id), "the id is the create's own: {error}");
@@ -851,4 +858,345 @@ fn a_write_whose_answer_is_reset_midway_is_backend_unavailable_and_applied() {
     );
     assert_eq!(error["detail"]["failure"]["body_unread"], json!("reset"), "{error}");
     assert_eq!(bench.count("POST", "/api/routines"), 1);
+}
+
+// ------------------------------------------------------------------ run answers read as their kind
+
+/// Every run of the fake marked finished, so the next run of a routine is
+/// not refused as already running.
+fn finish_runs(fake: &Fake) {
+    for execution in fake.state().executions.iter_mut() {
+        if execution["status"] == "running" {
+            execution["status"] = json!("completed");
+        }
+    }
+}
+
+#[test]
+fn a_run_answer_about_another_routine_is_quoted_not_passed_on() {
+    let mut bench = bench();
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines/8/run",
+        Fault::SetKeys(json!({"routine_id": 9, "auth_token": "SECRET-RUN-9"})),
+    );
+    let error = bench.error("run_routine", json!({"routine_id": 8}));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_applied(
+        &error,
+        "resmon accepted the request to run routine 8 (it answered 200), but its answer is about routine 9, \
+         not routine 8. Do not call run_routine again",
+    );
+    assert_eq!(error["detail"]["answered"]["routine_id"], json!(9), "{error}");
+    assert!(error["detail"]["answered"]["execution_id"].is_i64(), "resmon's answer is quoted: {error}");
+    assert!(error["detail"].get("execution_id").is_none(), "no id taken from it: {error}");
+    assert!(!error.to_string().contains("SECRET-RUN-9"), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines/8/run"), 1, "sent once");
+}
+
+#[test]
+fn a_run_answer_with_a_field_of_another_kind_is_quoted_not_guessed() {
+    let mut bench = bench();
+    // (answer keys set, status the fake answers with, opening, whether the
+    // execution id stays in `detail`)
+    let cases: [(Value, u16, &str, bool); 7] = [
+        (
+            json!({"queued": "no", "queue_position": 3, "was_inactive": "maybe", "detail": "Queued at position 3."}),
+            200,
+            "resmon accepted the request to run routine 8 (it answered 200), but its `queued` was neither \
+             true nor false (it gave \"no\"), so this server cannot tell whether the run started or was queued.",
+            false,
+        ),
+        (
+            json!({"was_inactive": "maybe"}),
+            200,
+            "(it answered 200), but its `was_inactive` was neither true nor false (it gave \"maybe\"). Do not \
+             call run_routine again",
+            true,
+        ),
+        (
+            json!({"was_inactive": {"api_key": "SECRET-FLAG"}}),
+            200,
+            "(it answered 200), but its `was_inactive` was neither true nor false (it gave \
+             {\"api_key\":{\"withheld\":true}}).",
+            true,
+        ),
+        (
+            json!({"detail": {"auth": "SECRET-DETAIL"}}),
+            200,
+            "(it answered 200), but its `detail` was not a sentence (it gave {\"auth\":{\"withheld\":true}}).",
+            true,
+        ),
+        (
+            json!({"queued": false, "detail": "Queued at position 3."}),
+            200,
+            "resmon accepted the request to run routine 8 (it answered 200), but its answer contradicts \
+             itself: its `queued: false` says the run started, but its `detail` says it was queued \
+             (\"Queued at position 3.\"), so this server cannot tell which happened.",
+            false,
+        ),
+        (
+            json!({"queue_position": "3"}),
+            202,
+            "resmon queued a run of routine 8 (it answered 202), but its `queue_position` was not a positive \
+             integer (it gave \"3\").",
+            false,
+        ),
+        (
+            json!({"detail": "The routine started. Poll the execution for progress."}),
+            202,
+            "resmon accepted the request to run routine 8 (it answered 202), but its answer contradicts \
+             itself: its status 202 says the run was queued, but its `detail` says it started",
+            false,
+        ),
+    ];
+    for (keys, status, opening, keeps_id) in cases {
+        finish_runs(&bench.fake);
+        bench.fake.clear_requests();
+        bench.fake.state().run_limit = if status == 202 { 0 } else { 3 };
+        bench.fake.set_fault_for("POST", "/api/routines/8/run", Fault::SetKeys(keys.clone()));
+        let error = bench.error("run_routine", json!({"routine_id": 8}));
+        bench.fake.clear_faults();
+        assert_eq!(error["error"], "upstream_error", "{keys}: {error}");
+        if opening.starts_with('(') {
+            assert!(message(&error).starts_with("resmon started run "), "{keys}: {error}");
+            assert!(message(&error).contains(&format!(" of routine 8 {opening}")), "{keys}: {error}");
+            assert_applied(&error, "resmon started run ");
+        } else {
+            assert_applied(&error, opening);
+        }
+        assert!(message(&error).contains("Do not call run_routine again"), "{keys}: {error}");
+        assert_eq!(error["detail"].get("execution_id").is_some(), keeps_id, "{keys}: {error}");
+        // resmon's answer is quoted whole, its credential-shaped values withheld.
+        if !keys.to_string().contains("SECRET") {
+            for (key, value) in keys.as_object().unwrap() {
+                assert_eq!(&error["detail"]["answered"][key], value, "{keys}: {error}");
+            }
+        }
+        assert!(!error.to_string().contains("SECRET"), "{keys}: {error}");
+        assert_eq!(bench.count("POST", "/api/routines/8/run"), 1, "{keys}: sent once");
+    }
+    // A sentence that denies being queued does not contradict a start.
+    finish_runs(&bench.fake);
+    bench.fake.state().run_limit = 3;
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines/8/run",
+        Fault::SetKeys(
+            json!({"queued": false, "was_inactive": 1, "detail": "It was not queued; it runs now."}),
+        ),
+    );
+    let answer = bench.ok("run_routine", json!({"routine_id": 8}));
+    assert_eq!(answer["queued"], json!(false), "{answer}");
+    assert!(answer["execution_id"].is_i64(), "{answer}");
+    assert_eq!(answer["was_inactive"], json!(true), "1 is read as the flag it is: {answer}");
+}
+
+#[test]
+fn a_sweep_whose_duplicate_is_unreadable_is_not_said_as_started() {
+    let mut bench = bench();
+    bench.fake.set_fault_for("POST", "/api/search/sweep", Fault::SetKeys(json!({"duplicate": "yes"})));
+    let error = bench.error("run_sweep", json!({"query": "graph attention", "sources": ["arxiv"]}));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_applied(
+        &error,
+        "resmon accepted the one-off search (it answered 200), but its `duplicate` was neither true nor false \
+         (it gave \"yes\"), so this server cannot tell whether run ",
+    );
+    assert!(!message(&error).contains("started run"), "{error}");
+    assert!(message(&error).contains("Do not call run_sweep again"), "{error}");
+    let execution_id = error["detail"]["execution_id"].clone();
+    assert!(execution_id.is_i64(), "the run named under the route's own key: {error}");
+    assert_eq!(error["detail"]["answered"]["duplicate"], json!("yes"), "{error}");
+    assert_eq!(error["detail"]["answered"]["execution_id"], execution_id, "{error}");
+    assert_eq!(bench.count("POST", "/api/search/sweep"), 1, "sent once");
+}
+
+// ------------------------------------------------------------------ what the settings read-back shows
+
+#[test]
+fn a_settings_value_not_kept_is_named_as_resmon_holds_it() {
+    let mut bench = bench();
+    let held = bench.fake.state().setting("ai", "ai_model");
+    // A PUT answered 200 that stores nothing.
+    bench.fake.override_response("PUT", "/api/settings/ai", 200, &[], "{}");
+    let answer =
+        bench.ok("update_settings", json!({"group": "ai", "settings": {"ai_model": "synthetic-model-7"}}));
+    assert_eq!(answer["changed"], json!({}), "{answer}");
+    let detail = answer["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!("It did not keep the value sent for `ai_model` (it holds \"{held}\").")),
+        "{detail}"
+    );
+    assert!(!detail.contains("`changed` shows"), "{detail}");
+    assert_eq!(bench.count("PUT", "/api/settings/ai"), 1, "put once");
+    assert_eq!(bench.count("GET", "/api/settings/ai"), 2);
+}
+
+#[test]
+fn a_key_the_settings_read_back_no_longer_carries_is_not_called_changed() {
+    let mut bench = bench();
+    let keys = bench.fake.state().answer("/api/settings/ai").unwrap().as_object().unwrap().len();
+    bench.fake.set_fault_after("GET", "/api/settings/ai", 1, Fault::DropKey("ai_effort".into()));
+    let answer =
+        bench.ok("update_settings", json!({"group": "ai", "settings": {"ai_model": "synthetic-model-2"}}));
+    assert_eq!(answer["changed"].as_object().unwrap().keys().collect::<Vec<_>>(), ["ai_model"], "{answer}");
+    assert_eq!(answer["unchanged_key_count"], json!(keys - 2), "neither changed nor unchanged: {answer}");
+    let detail = answer["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("The read-back did not carry `ai_effort`, which the first read held, so it is not counted as changed"),
+        "{detail}"
+    );
+    assert!(!detail.contains("Also changed"), "{detail}");
+    assert_eq!(bench.count("PUT", "/api/settings/ai"), 1, "put once");
+}
+
+// ------------------------------------------------------------------ interim statuses
+
+const CONTINUE: &str = "HTTP/1.1 100 Continue\r\n\r\n";
+
+/// An interim 100 Continue says nothing of the outcome: the final 201 after
+/// it is the acceptance, and a write that got only the 100 is said as one
+/// whose outcome is unknown, never as accepted.
+#[test]
+fn an_interim_status_is_passed_over_for_the_final_one() {
+    let mut bench = bench_with_bound(1000);
+    // 100, then a 201 head that stalls: accepted, by the 201.
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines",
+        Fault::Preceded(CONTINUE.into(), Box::new(Fault::StallInHead)),
+    );
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    assert_applied(&error, "resmon created a routine (it answered 201), but its answer stalled");
+    assert_eq!(error["detail"]["failure"]["status"], json!(201), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+
+    // The same reply after a stray blank line, as ureq reads it: a 201.
+    bench.fake.clear_faults();
+    bench.fake.clear_requests();
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines",
+        Fault::Preceded("\r\n".into(), Box::new(Fault::StallInHead)),
+    );
+    let error = bench.error("create_routine", routine_arguments());
+    assert_applied(&error, "resmon created a routine (it answered 201), but its answer stalled");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+
+    // 100, then nothing: no final status, so the outcome is unknown.
+    bench.fake.clear_faults();
+    bench.fake.clear_requests();
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines",
+        Fault::Preceded(CONTINUE.into(), Box::new(Fault::Hang)),
+    );
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+    assert_eq!(error["detail"]["interim_status"], json!(100), "{error}");
+    assert!(error["detail"].get("applied").is_none(), "{error}");
+    assert!(message(&error).contains("beyond the interim status 100"), "{error}");
+    assert!(message(&error).contains("only the interim 100, which says nothing of the outcome"), "{error}");
+    assert!(message(&error).contains("check (with the matching read tool"), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+
+    // 100, then the whole answer: a plain success.
+    bench.fake.clear_faults();
+    bench.fake.clear_requests();
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines",
+        Fault::Preceded(CONTINUE.into(), Box::new(Fault::None)),
+    );
+    let answer = bench.ok("create_routine", routine_arguments());
+    assert!(answer["routine"]["id"].is_i64(), "{answer}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+}
+
+/// update_settings takes only the PUT's 2xx status line: once it arrived,
+/// neither the rest of the head nor the body is waited for, and the group
+/// is read back at once, well within the call's bound.
+#[test]
+fn update_settings_reads_back_as_soon_as_the_puts_2xx_status_line_arrives() {
+    let mut bench = bench_with_bound(3000);
+    let cases = [
+        (Fault::StallInHead, "synthetic-model-2"),
+        (Fault::Preceded(CONTINUE.into(), Box::new(Fault::StallInHead)), "synthetic-model-3"),
+    ];
+    for (fault, model) in cases {
+        bench.fake.clear_requests();
+        bench.fake.set_fault_for("PUT", "/api/settings/ai", fault.clone());
+        let started = std::time::Instant::now();
+        let answer = bench.ok("update_settings", json!({"group": "ai", "settings": {"ai_model": model}}));
+        let elapsed = started.elapsed();
+        assert_eq!(answer["changed"]["ai_model"]["to"], json!(model), "{fault:?}: {answer}");
+        assert!(elapsed < std::time::Duration::from_millis(2500), "{fault:?}: waited {elapsed:?}");
+        assert_eq!(bench.count("PUT", "/api/settings/ai"), 1, "{fault:?}");
+        assert_eq!(bench.count("GET", "/api/settings/ai"), 2, "{fault:?}: read before and after");
+    }
+    // A PUT whose only status was an interim 100 was not accepted.
+    bench.fake.clear_requests();
+    bench.fake.set_fault_for(
+        "PUT",
+        "/api/settings/ai",
+        Fault::Preceded(CONTINUE.into(), Box::new(Fault::Hang)),
+    );
+    let error =
+        bench.error("update_settings", json!({"group": "ai", "settings": {"ai_model": "claude-opus-4-1"}}));
+    assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+    assert!(error["detail"].get("applied").is_none(), "{error}");
+    assert_eq!(bench.count("GET", "/api/settings/ai"), 1, "no read-back without acceptance");
+}
+
+// ------------------------------------------------------------------ redirects
+
+/// A 3xx is neither acceptance nor refusal: the answer names the status and
+/// the path it pointed to (never the other address), says it was not
+/// followed, and for a write that it may have been done.
+#[test]
+fn a_redirect_after_a_write_says_it_may_have_been_done_and_is_not_followed() {
+    let mut bench = bench();
+    let routines_before = bench.fake.state().routines.len();
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines",
+        Fault::RedirectTo(303, "/api/routines/9".into(), String::new()),
+    );
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    let text = message(&error);
+    assert!(
+        text.starts_with("resmon answered POST /api/routines with a redirect (303 to /api/routines/9)"),
+        "{error}"
+    );
+    assert!(text.contains("does not follow redirects"), "{error}");
+    assert!(text.contains("a 303 after a write usually means it was done"), "{error}");
+    assert!(text.contains("check with the matching read tool"), "{error}");
+    assert!(
+        !error.to_string().contains(&format!(":{}", bench.fake.port() + 1)) && !text.contains("127.0.0.1"),
+        "{error}"
+    );
+    assert_eq!(error["detail"]["location"], json!("/api/routines/9"), "{error}");
+    assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+    assert!(error["detail"].get("applied").is_none(), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1, "sent once");
+    assert_eq!(bench.fake.state().routines.len(), routines_before + 1, "resmon did create it");
+    assert_eq!(bench.fake.redirect_target_hits(), 0, "the redirect was followed");
+
+    // A 307 whose body carries a sentence is still said to be a redirect.
+    bench.fake.clear_faults();
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines/{id}/activate",
+        Fault::RedirectTo(307, "/elsewhere".into(), r#"{"detail": "moved"}"#.into()),
+    );
+    let error = bench.error("activate_routine", json!({"routine_id": 7}));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    let text = message(&error);
+    assert!(text.contains("with a redirect (307 to /elsewhere) (resmon said: moved)"), "{error}");
+    assert!(text.contains("may have carried it out"), "{error}");
+    assert_eq!(bench.fake.redirect_target_hits(), 0, "the redirect was followed");
 }

@@ -210,6 +210,17 @@ pub enum Fault {
     /// close, SO_LINGER 0) rather than closed. Only Linux resets; elsewhere
     /// the connection is closed as `BreakOff` closes it.
     ResetAfter(usize),
+    /// These bytes first (an interim `HTTP/1.1 100 Continue` head, a stray
+    /// blank line), a moment's pause, then the answer the inner fault gives
+    /// (`Fault::None` for the route's own, its work done).
+    Preceded(String, Box<Fault>),
+    /// The route's work done, then this 3xx status with a `Location` naming
+    /// this path on the decoy port (another address, which must never be
+    /// reached or shown), and this body (application/json).
+    RedirectTo(u16, String, String),
+    /// Read the request, then reset the connection without a byte of answer
+    /// (Linux; elsewhere it is closed, as `CloseWithoutAnswer` does).
+    ResetWithoutAnswer,
 }
 
 /// The pause between two bytes of a trickled answer.
@@ -611,7 +622,13 @@ enum Outcome {
     Trickle(bool),
     /// These bytes as they are, then the connection ended as said.
     Raw(u16, Vec<u8>, End),
+    /// These bytes, a pause, then the rest.
+    Preceded(Vec<u8>, Box<Outcome>),
 }
+
+/// The pause after the bytes of [`Outcome::Preceded`], so that the client
+/// reads them apart from what follows.
+const PRECEDED_PAUSE: Duration = Duration::from_millis(30);
 
 /// How a [`Outcome::Raw`] answer leaves its connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -645,7 +662,13 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
         let seq = record(&inner, &req);
         let close = req.wants_close();
         let stream = reader.get_mut();
-        match handle(&inner, &req) {
+        let mut outcome = handle(&inner, &req);
+        while let Outcome::Preceded(first, then) = outcome {
+            let _ = stream.write_all(&first).and_then(|()| stream.flush());
+            thread::sleep(PRECEDED_PAUSE);
+            outcome = *then;
+        }
+        match outcome {
             Outcome::Reply(resp) => {
                 set_answer(&inner, seq, resp.status, &resp.body);
                 if http::write_response(stream, &resp, close).is_err() || close {
@@ -695,6 +718,7 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
                 }
                 break;
             }
+            Outcome::Preceded(..) => unreachable!("written above"),
         }
     }
     let s = reader.into_inner();
@@ -911,6 +935,14 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
         restart(inner);
     }
     let fault = fault_for(inner, &req.method, &req.path);
+    answer(inner, req, fault)
+}
+
+/// What the fake answers `req` with, given the fault in force for it.
+fn answer(inner: &Inner, req: &Request, fault: Fault) -> Outcome {
+    if let Fault::Preceded(first, then) = fault {
+        return Outcome::Preceded(first.into_bytes(), Box::new(answer(inner, req, *then)));
+    }
     match fault {
         Fault::Unauthorized => return Outcome::Reply(token_invalid()),
         Fault::HostRefused => return Outcome::Reply(host_refused()),
@@ -1020,6 +1052,15 @@ fn handle(inner: &Inner, req: &Request) -> Outcome {
         })),
         Fault::RepeatKey(key, value) => Some(repeat_key(normal(), &key, &value)),
         Fault::Status(code, body) => Some(Response::bytes(code, "application/json", body)),
+        Fault::RedirectTo(code, path, body) => {
+            normal();
+            Some(
+                Response::bytes(code, "application/json", body)
+                    .with_header("location", &format!("http://127.0.0.1:{}{path}", inner.decoy_port)),
+            )
+        }
+        Fault::ResetWithoutAnswer => return Outcome::Raw(0, Vec::new(), End::Reset),
+        Fault::Preceded(..) => unreachable!("answered above"),
     };
     if let Some(r) = reply {
         return Outcome::Reply(r);

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds resmon-mcp at two commits and compares what `resmon-mcp call`
+# prints for every case of examples/compare.rs (every call of
+# tests/it/calls.rs as a success, one way to each error code, and each call
+# with faults on each route it sends to), against the fake of this checkout.
+#
+#   tests/compare/run.sh BEFORE AFTER [--only TEXT]
+#
+# BEFORE and AFTER are any commits (`main`, `HEAD`, a hash). Each is checked
+# out in a temporary worktree and built there (one shared target folder, so
+# the dependencies are built once). Prints each case that differs; exits 1
+# when one does, 0 when none does, 2 when it could not run.
+set -euo pipefail
+
+if [ $# -lt 2 ]; then
+    echo "usage: $0 BEFORE AFTER [--only TEXT]" >&2
+    exit 2
+fi
+before_rev=$1
+after_rev=$2
+shift 2
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/resmon-compare.XXXXXX")
+target="${COMPARE_TARGET_DIR:-$work/target}"
+cleanup() {
+    for side in before after; do
+        if [ -d "$work/$side" ]; then
+            git -C "$root" worktree remove --force "$work/$side" >/dev/null 2>&1 || true
+        fi
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+build() {
+    local side=$1 rev=$2
+    git -C "$root" worktree add --detach --quiet "$work/$side" "$rev"
+    echo "building $side ($rev = $(git -C "$root" rev-parse --short "$rev"))" >&2
+    CARGO_TARGET_DIR="$target" cargo build --quiet --locked --bin resmon-mcp --manifest-path "$work/$side/Cargo.toml"
+    cp "$target/debug/resmon-mcp" "$work/resmon-mcp-$side"
+}
+build before "$before_rev"
+build after "$after_rev"
+
+# The cases and the fake come from this checkout, whichever commits are compared.
+echo "building the comparison (examples/compare.rs)" >&2
+(cd "$root" && cargo build --quiet --locked --example compare)
+"$root/target/debug/examples/compare" --before "$work/resmon-mcp-before" --after "$work/resmon-mcp-after" "$@"
