@@ -93,7 +93,12 @@ impl Accepted {
         };
         let value = match reply.json() {
             Ok(value) => value,
-            Err(_) => return Err(self.fail("its answer was not JSON", None)),
+            Err(_) => {
+                // Said as what came: empty, in an encoding this server does
+                // not read, or text that is not JSON.
+                let what = format!("it answered with {}", reply.unreadable_body());
+                return Err(self.fail(&what, None));
+            }
         };
         let Value::Object(object) = value else {
             return Err(self.fail("its answer was JSON but not an object", None));

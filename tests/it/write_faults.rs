@@ -120,7 +120,7 @@ fn a_read_back_that_loses_the_connection_is_backend_unavailable_and_still_applie
 fn a_write_answered_in_an_unexpected_shape_says_what_resmon_did() {
     let mut bench = bench();
     let profile_id = bench.fake.state().next_profile_id;
-    let cases: [(&str, Value, &str, &str, Fault, &str); 6] = [
+    let cases: [(&str, Value, &str, &str, Fault, &str); 7] = [
         (
             "run_sweep",
             json!({"query": "graph attention", "sources": ["arxiv"]}),
@@ -136,7 +136,16 @@ fn a_write_answered_in_an_unexpected_shape_says_what_resmon_did() {
             "POST",
             "/api/search/sweep",
             Fault::NonJson200,
-            "resmon accepted the one-off search (it answered 200), but its answer was not JSON.",
+            "resmon accepted the one-off search (it answered 200), but it answered with a body that is not JSON.",
+        ),
+        (
+            "run_sweep",
+            json!({"query": "graph attention", "sources": ["arxiv"]}),
+            "POST",
+            "/api/search/sweep",
+            Fault::Status(200, String::new()),
+            "resmon accepted the one-off search (it answered 200), but it answered with an empty body (status \
+             200) where JSON was expected.",
         ),
         (
             "run_routine",
