@@ -49,60 +49,15 @@ source "$root/tests/lib/tally.sh"
 
 cd "$root" || exit 1
 
-missing=()
-command -v unshare >/dev/null || missing+=(util-linux)
-command -v ip >/dev/null || missing+=(iproute2)
-if [ "${#missing[@]}" -gt 0 ]; then
-    note "apt-get install ${missing[*]}"
-    if ! { apt-get update -qq && apt-get install -y -qq "${missing[@]}"; } >"$work/apt.log" 2>&1; then
-        setup_fail "apt-get install ${missing[*]} failed:"
-        tail -n 20 "$work/apt.log"
-    fi
-fi
-for tool in cargo rustc python3 node npm timeout unshare ip; do
+need_loopback_namespace
+for tool in cargo rustc python3 node npm timeout; do
     command -v "$tool" >/dev/null || { setup_fail "$tool is not installed"; finish; }
 done
-if ! unshare -n -- bash -c 'ip link set lo up' 2>"$work/unshare.err"; then
-    setup_fail "cannot make a loopback-only network namespace (unshare -n needs root):"
-    cat "$work/unshare.err"
-    finish
-fi
 echo "node $(node --version), npm $(npm --version), $(python3 --version)"
 
 # The server, the fake backend, and tests/it/calls.rs's valid calls as JSON
-# (compiled as tests/clients/run.sh does it: one list of calls for every stage).
-note "build (cargo build --bin resmon-mcp --example fake-backend)"
-t0=$SECONDS
-if ! cargo build --locked --bin resmon-mcp --example fake-backend --message-format=json-render-diagnostics \
-    >"$work/build.json" 2>"$work/build.err"; then
-    setup_fail "cargo build failed:"
-    tail -n 30 "$work/build.err"
-    finish
-fi
-server="$root/target/debug/resmon-mcp"
-fake="$root/target/debug/examples/fake-backend"
-serde_json_rlib=$(python3 - "$work/build.json" <<'EOF'
-import json, sys
-for line in open(sys.argv[1]):
-    message = json.loads(line)
-    if message.get("reason") == "compiler-artifact" and message["target"]["name"] == "serde_json":
-        print(next(f for f in message["filenames"] if f.endswith(".rlib")))
-        break
-EOF
-)
-if [ -z "$serde_json_rlib" ] ||
-    ! rustc --edition 2024 --crate-type bin -o "$work/dump-calls" "$root/tests/clients/dump_calls.rs" \
-        --extern serde_json="$serde_json_rlib" -L dependency="$root/target/debug/deps" 2>"$work/dump-calls.err"; then
-    setup_fail "tests/clients/dump_calls.rs did not compile:"
-    cat "$work/dump-calls.err"
-    finish
-fi
-calls="$work/calls.json"
-if ! "$work/dump-calls" >"$calls"; then
-    setup_fail "dump-calls failed"
-    finish
-fi
-echo "server, fake and $(grep -c '"tool":' "$calls") calls from tests/it/calls.rs ready in $((SECONDS - t0)) s"
+# (one list of calls for every stage).
+build_server_and_calls
 
 setup_npm
 # The native programs of this platform's optional packages (never an install script's copy).

@@ -39,42 +39,7 @@ done
 echo "node $(node --version), npm $(npm --version), $(python3 --version)"
 
 # 1. The server, the fake backend, and the call list from tests/it/calls.rs.
-# Only the two targets the clients run, so a broken unrelated example cannot stop this stage.
-note "build (cargo build --bin resmon-mcp --example fake-backend)"
-t0=$SECONDS
-if ! cargo build --locked --bin resmon-mcp --example fake-backend --message-format=json-render-diagnostics \
-    >"$work/build.json"; then
-    setup_fail "cargo build failed"
-    finish
-fi
-server="$root/target/debug/resmon-mcp"
-fake="$root/target/debug/examples/fake-backend"
-serde_json_rlib=$(python3 - "$work/build.json" <<'EOF'
-import json, sys
-for line in open(sys.argv[1]):
-    message = json.loads(line)
-    if message.get("reason") == "compiler-artifact" and message["target"]["name"] == "serde_json":
-        print(next(f for f in message["filenames"] if f.endswith(".rlib")))
-        break
-EOF
-)
-if [ -z "$serde_json_rlib" ]; then
-    setup_fail "cargo did not report a serde_json rlib to build dump_calls.rs against"
-    finish
-fi
-# calls.rs is the one list of valid calls; compile it into a tiny dumper.
-if ! rustc --edition 2024 --crate-type bin -o "$work/dump-calls" "$here/dump_calls.rs" \
-    --extern serde_json="$serde_json_rlib" -L dependency="$root/target/debug/deps" 2>"$work/dump-calls.err"; then
-    setup_fail "tests/clients/dump_calls.rs did not compile:"
-    cat "$work/dump-calls.err"
-    finish
-fi
-calls="$work/calls.json"
-if ! "$work/dump-calls" >"$calls"; then
-    setup_fail "dump-calls failed"
-    finish
-fi
-echo "server, fake and $(grep -c '"tool":' "$calls") calls from tests/it/calls.rs ready in $((SECONDS - t0)) s"
+build_server_and_calls
 
 setup_venv
 setup_npm

@@ -40,24 +40,11 @@ cd "$root" || exit 1
 
 # What the stage needs from the system, installed when it is missing.
 missing=()
-command -v unshare >/dev/null || missing+=(util-linux)
-command -v ip >/dev/null || missing+=(iproute2)
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
-if [ "${#missing[@]}" -gt 0 ]; then
-    note "apt-get install ${missing[*]}"
-    if ! { apt-get update -qq && apt-get install -y -qq "${missing[@]}"; } >"$work/apt.log" 2>&1; then
-        setup_fail "apt-get install ${missing[*]} failed:"
-        tail -n 20 "$work/apt.log"
-    fi
-fi
-for tool in cargo python3 node npm timeout unshare ip; do
+need_loopback_namespace "${missing[@]}"
+for tool in cargo python3 node npm timeout; do
     command -v "$tool" >/dev/null || { setup_fail "$tool is not installed"; finish; }
 done
-if ! unshare -n -- bash -c 'ip link set lo up' 2>"$work/unshare.err"; then
-    setup_fail "cannot make a loopback-only network namespace (unshare -n needs root):"
-    cat "$work/unshare.err"
-    finish
-fi
 echo "node $(node --version), npm $(npm --version), $(python3 --version)"
 
 note "build (cargo build --bin resmon-mcp --example fake-backend)"
