@@ -267,18 +267,19 @@ impl Accepted {
                 None => "resmon accepted the one-off search".to_string(),
             },
             Act::RoutineRun { routine_id } => {
-                // Queued is said by a 202 or by the body; with neither read,
-                // only "started or queued" is known.
-                let queued =
-                    self.status == 202
-                        || self.body.as_ref().ok().and_then(|reply| reply.json().ok()).is_some_and(
-                            |answer| answer.get("queued").and_then(Value::as_bool) == Some(true),
-                        );
-                match (self.id, queued, self.body.is_ok()) {
-                    (Some(id), false, _) => format!("resmon started run {id} of routine {routine_id}"),
-                    (_, true, _) => format!("resmon queued a run of routine {routine_id}"),
-                    (None, false, true) => format!("resmon started a run of routine {routine_id}"),
-                    (None, false, false) => format!("resmon started or queued a run of routine {routine_id}"),
+                // Queued is said by a 202, or by the body's `queued: true` or
+                // a queue position; started only by an `execution_id` read
+                // under its key. With neither, only "started or queued" is
+                // known, whatever else the body held.
+                let queued = self.status == 202
+                    || self.body.as_ref().ok().and_then(|reply| reply.json().ok()).is_some_and(|answer| {
+                        answer.get("queued").and_then(Value::as_bool) == Some(true)
+                            || answer.get("queue_position").is_some_and(|position| !position.is_null())
+                    });
+                match (self.id, queued) {
+                    (Some(id), false) => format!("resmon started run {id} of routine {routine_id}"),
+                    (_, true) => format!("resmon queued a run of routine {routine_id}"),
+                    (None, false) => format!("resmon started or queued a run of routine {routine_id}"),
                 }
             }
             Act::Switch { routine_id, on: true } => format!("resmon activated routine {routine_id}"),

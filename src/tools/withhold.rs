@@ -212,6 +212,13 @@ fn in_error(error: &mut ToolError) {
     };
     judge_all(&mut error.detail);
     judge_all(&mut error.top_level);
+    // A message is resmon's sentence more often than not; when that sentence
+    // is, whole, JSON text, it is judged as any other JSON text is.
+    let mut message = Value::String(std::mem::take(&mut error.message));
+    withhold_credentials(&mut message);
+    if let Value::String(text) = message {
+        error.message = text;
+    }
 }
 
 #[cfg(test)]
