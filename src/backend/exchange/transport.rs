@@ -55,7 +55,7 @@ const WAIT_SLICE: Duration = Duration::from_millis(50);
 /// which ureq reads as a close once a body has begun. `Backend::exchange`
 /// clears it before each request.
 #[derive(Debug, Default)]
-pub(super) struct Seen {
+pub(in crate::backend) struct Seen {
     /// Whether the next input is the start of an answer's head.
     pub(super) watching: bool,
     /// Whether a 2xx final status line ends the read there, the rest of its
@@ -75,7 +75,7 @@ pub(super) struct Seen {
 /// Shared between the agent's connector (each connection's transport
 /// writes to it) and the backend (which reads it); no thread is involved,
 /// ureq only requires its parts to be `Send + Sync`.
-pub(super) type Watch = Arc<Mutex<Seen>>;
+pub(in crate::backend) type Watch = Arc<Mutex<Seen>>;
 
 pub(super) fn seen(watch: &Watch) -> MutexGuard<'_, Seen> {
     watch.lock().unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -1,0 +1,342 @@
+//! The HTTP exchange: the one `ureq::Agent` with every setting written out,
+//! the current call's deadline and state, and one request to a given
+//! instance with its answer read into a `Reply`. Its children hold the
+//! socket under the agent (`transport`), the reading of a body (`reply`)
+//! and the wording of an exchange that failed (`failure`).
+//!
+//! It sends to the instance it is handed and nowhere else: it never
+//! discovers, caches or drops an instance and never resends (`instance`
+//! does), and never judges a non-2xx status (`refusal` does).
+
+mod failure;
+mod reply;
+mod transport;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use ureq::Agent;
+use ureq::unversioned::transport::{Connector, DefaultConnector};
+
+pub(crate) use self::failure::answered_before_failing;
+pub(crate) use self::reply::{Method, Offered, Reply};
+pub(super) use self::transport::Watch;
+use self::transport::{LiteralResolver, Seen, SlicedWaits, seen};
+use super::{
+    Backend, CONNECT_TIMEOUT, IO_BUFFER_BYTES, Instance, MAX_BODY_BYTES, MAX_HEADER_BYTES,
+    MAX_REQUEST_TIMEOUT,
+};
+use crate::discovery::Environment;
+use crate::error::{Code, ToolError};
+
+impl Backend {
+    pub fn new(env: Environment, request_timeout: Duration) -> Backend {
+        let request_timeout = request_timeout.min(MAX_REQUEST_TIMEOUT);
+        let config = Agent::config_builder()
+            .http_status_as_error(false)
+            .proxy(None)
+            .max_redirects(0)
+            .https_only(false)
+            .timeout_connect(Some(CONNECT_TIMEOUT.min(request_timeout)))
+            .timeout_global(Some(request_timeout))
+            .user_agent(concat!("resmon-mcp/", env!("CARGO_PKG_VERSION")))
+            .accept("application/json, text/plain;q=0.9, */*;q=0.5")
+            .max_idle_connections(1)
+            .max_idle_connections_per_host(1)
+            // ureq's defaults (128 KiB each way, zero-filled on the first
+            // request) were most of the first call's work; resmon's heads are
+            // a few hundred bytes, and bodies stream through in pieces.
+            .input_buffer_size(IO_BUFFER_BYTES)
+            .output_buffer_size(IO_BUFFER_BYTES)
+            .max_response_header_size(MAX_HEADER_BYTES)
+            .build();
+        // The default resolver starts a thread per request to bound a DNS
+        // lookup by the timeout; the address here is always an IP literal,
+        // so it is read in place instead (about a third of a call's time).
+        let watch = Watch::default();
+        let connector = DefaultConnector::new().chain(SlicedWaits(watch.clone()));
+        let agent = Agent::with_parts(config, connector, LiteralResolver);
+        Backend {
+            env,
+            agent,
+            request_timeout,
+            instance: None,
+            last_version: None,
+            last_base: None,
+            deadline: None,
+            caller_fields: Vec::new(),
+            offered: Vec::new(),
+            resent: false,
+            pinned: None,
+            status_only: None,
+            watch,
+        }
+    }
+
+    /// The per-call bound in force.
+    pub(crate) fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// Starts one tool call: a fresh deadline shared by all its requests,
+    /// and the names of the request fields that carry the caller's
+    /// arguments, so that resmon refusing another field is not blamed on
+    /// the caller (contract-notes 17).
+    pub(crate) fn begin_call(&mut self, caller_fields: Vec<String>) {
+        self.deadline = Some(Instant::now() + self.request_timeout);
+        self.caller_fields = caller_fields;
+        self.offered = Vec::new();
+        self.resent = false;
+        self.pinned = None;
+        self.status_only = None;
+    }
+
+    /// Has this call's `method path` answer with its status line alone when
+    /// that says 2xx: the transport ends the read as soon as the final 2xx
+    /// status line has arrived, so neither the rest of the head nor the body
+    /// is waited for (the connection is then closed rather than reused), and
+    /// a head or body that stalls or breaks off costs nothing. For a write
+    /// whose answer the tool never reads, such as the settings PUT, which is
+    /// followed by a read-back (contract-notes 26).
+    pub(crate) fn status_only(&mut self, method: Method, path: &str) {
+        self.status_only = Some(format!("{} {path}", method.as_str()));
+    }
+
+    /// Records, for the call just begun, the caller's values that the tool's
+    /// own schema offers in an `enum` (contract-notes 17).
+    pub(crate) fn offer(&mut self, offered: Vec<Offered>) {
+        self.offered = offered;
+    }
+
+    /// What is left of the current call's deadline.
+    pub(crate) fn time_left(&self) -> Duration {
+        self.remaining()
+    }
+
+    /// What is left of the current call's deadline; the whole bound when no
+    /// call has begun (a direct use of the backend, as in a unit test).
+    pub(super) fn remaining(&self) -> Duration {
+        match self.deadline {
+            Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+            None => self.request_timeout,
+        }
+    }
+
+    /// Refuses to start a request the call's deadline leaves no time for: a
+    /// read needs a moment, a write a whole second (a quarter of the bound
+    /// when the bound is under 4 s), since a write cut off mid-flight leaves
+    /// the person not knowing whether it happened.
+    pub(super) fn check_deadline(&self, method: Method, route: &str) -> Result<(), ToolError> {
+        let moment = Duration::from_millis(5);
+        let needed =
+            if method == Method::Get { moment } else { Duration::from_secs(1).min(self.request_timeout / 4) };
+        let left = self.remaining();
+        if self.deadline.is_none() || left >= needed {
+            return Ok(());
+        }
+        let base =
+            self.instance.as_ref().map(|instance| instance.candidate.base_url()).or(self.last_base.clone());
+        if left < moment {
+            return Err(self.deadline_passed(base.as_deref(), route));
+        }
+        Err(ToolError::new(
+            Code::BackendUnavailable,
+            format!(
+                "Only {:.2} s was left before this call's {} s deadline when {route} was due, less \
+                 than the {} s this server keeps for a write so that it is never cut off halfway, \
+                 so it was not sent and changed nothing. Call the tool again; if resmon answered \
+                 slowly, wait until it is less busy.",
+                left.as_secs_f32(),
+                self.request_timeout.as_secs_f32(),
+                needed.as_secs_f32()
+            ),
+        )
+        .with_detail("route", json!(route))
+        .with_detail("sent", json!(false))
+        .with_detail("deadline_s", json!(self.request_timeout.as_secs_f32()))
+        .with_detail("time_left_s", json!((left.as_secs_f32() * 100.0).round() / 100.0))
+        .with_top_level("tried", json!(base.into_iter().collect::<Vec<_>>())))
+    }
+
+    /// A request not sent because the call's deadline had passed. It says
+    /// only that: earlier requests of the call may all have been answered,
+    /// slowly.
+    pub(super) fn deadline_passed(&self, base: Option<&str>, route: &str) -> ToolError {
+        ToolError::new(
+            Code::BackendUnavailable,
+            format!(
+                "No time was left before this call's {} s deadline to send {route}, so it was not \
+                 sent. If resmon is busy or frozen, wait or restart it and try again.",
+                self.request_timeout.as_secs_f32()
+            ),
+        )
+        .with_detail("route", json!(route))
+        .with_detail("sent", json!(false))
+        .with_detail("deadline_s", json!(self.request_timeout.as_secs_f32()))
+        .with_top_level("tried", json!(base.into_iter().collect::<Vec<_>>()))
+    }
+
+    /// One HTTP exchange with no interpretation of the status.
+    pub(super) fn exchange(
+        &self,
+        instance: &Instance,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<Reply, ToolError> {
+        let candidate = &instance.candidate;
+        let base = candidate.base_url();
+        let url = format!("{base}{path}");
+        let route = format!("{} {path}", method.as_str());
+        let remaining = self.remaining();
+        if remaining < Duration::from_millis(5) {
+            // The call's deadline has passed: nothing more is sent.
+            return Err(self.deadline_passed(Some(&base), &route));
+        }
+        let status_only = self.status_only.as_deref() == Some(route.as_str());
+        *seen(&self.watch) = Seen { watching: true, stop_at_success: status_only, ..Seen::default() };
+        let host = format!("127.0.0.1:{}", candidate.port);
+        let authorization = format!("Bearer {}", candidate.token);
+        let pairs = query.iter().map(|(key, value)| (*key, value.as_str()));
+        let connect = CONNECT_TIMEOUT.min(remaining);
+        let result = match method {
+            Method::Get => self
+                .agent
+                .get(&url)
+                .config()
+                .timeout_global(Some(remaining))
+                .timeout_connect(Some(connect))
+                .build()
+                .header("Host", &host)
+                .header("Authorization", &authorization)
+                .query_pairs(pairs)
+                .call(),
+            Method::Post | Method::Put => {
+                let payload = body.map(Value::to_string).unwrap_or_else(|| "{}".into());
+                let request =
+                    if method == Method::Post { self.agent.post(&url) } else { self.agent.put(&url) };
+                request
+                    .config()
+                    .timeout_global(Some(remaining))
+                    .timeout_connect(Some(connect))
+                    .build()
+                    .header("Host", &host)
+                    .header("Authorization", &authorization)
+                    .header("Content-Type", "application/json")
+                    .query_pairs(pairs)
+                    .send(payload.as_bytes())
+            }
+        };
+        let paged = self.caller_paged(query, body);
+        let mut response = match result {
+            Ok(response) => response,
+            Err(error) => {
+                let (status, interim, cut, reset) = {
+                    let seen = seen(&self.watch);
+                    (seen.status, seen.interim, seen.cut, seen.reset)
+                };
+                return match status {
+                    // The transport ended the read at the 2xx status line
+                    // this route's answer was wanted for: nothing more of
+                    // it is waited for, and its connection is dropped.
+                    Some(status) if cut => {
+                        Ok(self.reply(instance, route, status, Vec::new(), Vec::new(), query, body))
+                    }
+                    // The status line arrived and the rest of the head did not.
+                    Some(status) => {
+                        Err(self.after_status_line(instance, &route, status, error, reset, paged))
+                    }
+                    None => Err(self.transport_error(instance, &route, error, reset, interim)),
+                };
+            }
+        };
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .filter_map(|(name, value)| Some((name.as_str().to_string(), value.to_str().ok()?.to_string())))
+            .collect();
+        let bytes = if (200..300).contains(&status) && status_only {
+            // Dropping the unread body closes its connection.
+            Vec::new()
+        } else {
+            response.body_mut().with_config().limit(MAX_BODY_BYTES).read_to_vec().map_err(|error| {
+                let reset = seen(&self.watch).reset;
+                self.after_status_line(instance, &route, status, error, reset, paged)
+            })?
+        };
+        Ok(self.reply(instance, route, status, headers, bytes, query, body))
+    }
+
+    /// A `Reply` to `route`, with where its request's fields came from.
+    #[allow(clippy::too_many_arguments)]
+    fn reply(
+        &self,
+        instance: &Instance,
+        route: String,
+        status: u16,
+        headers: Vec<(String, String)>,
+        bytes: Vec<u8>,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Reply {
+        let (caller_supplied, server_chosen) = self.provenance(query, body);
+        let offered = self.offered_in(query, body);
+        Reply {
+            status,
+            headers,
+            bytes,
+            route,
+            backend_version: instance.version.clone(),
+            server_chosen,
+            caller_supplied,
+            offered,
+        }
+    }
+
+    /// The call's offered values, each with what the request's query and
+    /// top-level body fields carried for it.
+    fn offered_in(&self, query: &[(&str, String)], body: Option<&Value>) -> Vec<Offered> {
+        let body = body.and_then(Value::as_object);
+        let sent_in = |field: &String| -> Vec<String> {
+            let from_query = query.iter().filter(|(key, _)| key == field).map(|(_, value)| value.clone());
+            let from_body = body.and_then(|body| body.get(field)).and_then(Value::as_str).map(str::to_string);
+            from_query.chain(from_body).collect()
+        };
+        let mut offered = self.offered.clone();
+        for offer in &mut offered {
+            offer.sent = offer.fields.iter().flat_map(sent_in).collect();
+        }
+        offered
+    }
+
+    /// Splits a request's query and top-level body fields into those that
+    /// carry the caller's arguments and those this server chose.
+    fn provenance(&self, query: &[(&str, String)], body: Option<&Value>) -> (Vec<String>, Vec<String>) {
+        let mut names: Vec<String> = query.iter().map(|(key, _)| key.to_string()).collect();
+        if let Some(Value::Object(fields)) = body {
+            names.extend(fields.keys().cloned());
+        }
+        names.into_iter().partition(|name| self.caller_fields.iter().any(|field| field == name))
+    }
+
+    /// Whether the request asked for a page whose size the caller chose: a
+    /// page field in its query or body that carries the caller's argument.
+    fn caller_paged(&self, query: &[(&str, String)], body: Option<&Value>) -> bool {
+        let chosen_by_caller = |field: &str| self.caller_fields.iter().any(|name| name == field);
+        takes_page(query, body).iter().any(|field| chosen_by_caller(field))
+    }
+}
+
+/// The request fields that ask a route for one page of its answer.
+const PAGE_FIELDS: [&str; 4] = ["limit", "offset", "cursor", "k"];
+
+/// The page fields a request carries in its query or body.
+fn takes_page(query: &[(&str, String)], body: Option<&Value>) -> Vec<&'static str> {
+    let in_body = |field: &str| body.and_then(Value::as_object).is_some_and(|body| body.contains_key(field));
+    PAGE_FIELDS
+        .into_iter()
+        .filter(|field| query.iter().any(|(key, _)| key == field) || in_body(field))
+        .collect()
+}
