@@ -4,7 +4,7 @@
 //! every reply that must carry an identity is checked shape first, then
 //! compared with the expectation. This module judges values only: it sends
 //! nothing and knows nothing of the backend (the health preflight that a
-//! pinned call makes lives with the instance, in backend.rs).
+//! pinned call makes lives with the instance, in backend/instance.rs).
 
 use serde_json::{Value, json};
 use uuid::Uuid;

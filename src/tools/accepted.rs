@@ -4,7 +4,7 @@
 //! shape, the read-back fails) is said as what resmon did first, then what
 //! went wrong, then whether the call may be repeated. It is never said as if
 //! nothing happened, and never with `outcome_unknown`, which is only for a
-//! write that got no status line at all (backend.rs says so there).
+//! write that got no status line at all (backend/exchange/failure.rs says so there).
 //!
 //! The seven writes send through [`send`] and build every error after
 //! acceptance with [`Accepted::fail`].
@@ -182,7 +182,7 @@ impl Accepted {
     }
 
     /// `fail` for an answer whose body could not be read whole, said from
-    /// why (backend.rs's `body_unread`) rather than in the words of an error
+    /// why (backend/exchange/failure.rs's `body_unread`) rather than in the words of an error
     /// written for a request that got no answer.
     fn unread(&self, cause: ToolError) -> ToolError {
         let problem = match cause.detail.get("body_unread").and_then(Value::as_str) {
@@ -353,7 +353,7 @@ impl Accepted {
     }
 }
 
-/// The sentence backend.rs answers with when nothing accepted the
+/// The sentence backend/exchange/failure.rs answers with when nothing accepted the
 /// connection (contract 1.0's own, "When the backend is not named, or not
 /// running"): a refused connection.
 const NOT_RUNNING: &str = "resmon is not running. Start the resmon app and try again.";
@@ -361,7 +361,7 @@ const NOT_RUNNING: &str = "resmon is not running. Start the resmon app and try a
 /// Whether what failed after acceptance was the connection or the clock: a
 /// timeout (the call's deadline, a stalled body, a request not sent for want
 /// of time, a connection not accepted in time), a connection reset or closed
-/// without an answer, or one refused. Told by the cause's kind as backend.rs
+/// without an answer, or one refused. Told by the cause's kind as backend/exchange/failure.rs
 /// records it, never by its code: a read-back refused with a 401, or any
 /// other answer resmon gave, is not a lost connection.
 fn lost_connection(cause: &ToolError) -> bool {
