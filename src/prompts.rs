@@ -7,7 +7,7 @@
 //! A prompt is text and nothing else: building one sends no request to
 //! resmon, so it works with the app closed and claims nothing about data.
 //! Arguments arrive as strings (the protocol has no other kind) and are
-//! checked here; every refusal names what was wrong.
+//! checked in `arguments`; every refusal names what was wrong.
 //!
 //! By concern: this file holds the prompt table itself (arguments, kinds,
 //! the table, `prompts/list`); `routes` the question table and the reading of
