@@ -1,0 +1,109 @@
+//! The words of an error after acceptance: what resmon did, said from the
+//! write's act, its status and id, and whether the call may be repeated.
+//! The rule that decides when these are said stays in the parent.
+
+use serde_json::Value;
+
+use super::{Accepted, Act};
+
+impl Accepted {
+    /// What resmon did, said from its status and, once read, its id.
+    pub(super) fn did(&self) -> String {
+        if self.contradicted {
+            return self.accepted_only();
+        }
+        match &self.act {
+            Act::Create { noun, .. } => match self.id {
+                Some(id) => format!("resmon created {noun} {id}"),
+                None => format!("resmon created a {noun}"),
+            },
+            Act::Sweep => match self.id {
+                Some(id) => format!("resmon started run {id}"),
+                None => "resmon accepted the one-off search".to_string(),
+            },
+            Act::RoutineRun { routine_id } => {
+                // Queued is said by a 202, or by the body's `queued: true` or
+                // a queue position; started only by an `execution_id` read
+                // under its key. With neither, only "started or queued" is
+                // known, whatever else the body held.
+                let queued = self.status == 202
+                    || self.body.as_ref().ok().and_then(|reply| reply.json().ok()).is_some_and(|answer| {
+                        answer.get("queued").and_then(Value::as_bool) == Some(true)
+                            || answer.get("queue_position").is_some_and(|position| !position.is_null())
+                    });
+                match (self.id, queued) {
+                    (Some(id), false) => format!("resmon started run {id} of routine {routine_id}"),
+                    (_, true) => format!("resmon queued a run of routine {routine_id}"),
+                    (None, false) => format!("resmon started or queued a run of routine {routine_id}"),
+                }
+            }
+            Act::Switch { routine_id, on: true } => format!("resmon activated routine {routine_id}"),
+            Act::Switch { routine_id, on: false } => format!("resmon deactivated routine {routine_id}"),
+            Act::Settings { group } => format!("resmon saved the change to the {group} settings"),
+        }
+    }
+
+    /// What resmon did, when its answer cannot say more than that it took
+    /// the request.
+    fn accepted_only(&self) -> String {
+        match &self.act {
+            Act::Create { noun, .. } => match self.id {
+                Some(id) => format!("resmon created {noun} {id}"),
+                None => format!("resmon accepted the request to create a {noun}"),
+            },
+            Act::Sweep => "resmon accepted the one-off search".to_string(),
+            Act::RoutineRun { routine_id } => {
+                format!("resmon accepted the request to run routine {routine_id}")
+            }
+            Act::Switch { routine_id, on: true } => {
+                format!("resmon accepted the request to activate routine {routine_id}")
+            }
+            Act::Switch { routine_id, on: false } => {
+                format!("resmon accepted the request to deactivate routine {routine_id}")
+            }
+            Act::Settings { group } => format!("resmon accepted the change to the {group} settings"),
+        }
+    }
+
+    /// Whether the call may be repeated, and where to see what it did.
+    pub(super) fn next(&self) -> String {
+        match &self.act {
+            // Only what came after the create failed, and for a tool that
+            // reads the record back that is the read-back: the read tool
+            // failed to show it just now, so it is not said to show it.
+            Act::Create { noun, tool, one, all, reads_back } => match (self.id, reads_back) {
+                (Some(id), true) => format!(
+                    "Do not call {tool} again: {noun} {id} was created even though its read-back failed, \
+                     and {one} may show it once resmon answers for it."
+                ),
+                (Some(id), false) => format!(
+                    "Do not call {tool} again: {noun} {id} was created; {one} may show it once resmon \
+                     answers for it."
+                ),
+                (None, _) => {
+                    format!("Do not call {tool} again, or there will be two: {all} shows the new one.")
+                }
+            },
+            Act::Sweep => "Do not call run_sweep again: that would start another run; list_executions \
+                shows this one."
+                .to_string(),
+            Act::RoutineRun { routine_id } => format!(
+                "Do not call run_routine again: that would run routine {routine_id} a second time; \
+                 list_executions shows the run once it has started."
+            ),
+            // An answer that contradicted the switch does not show it done.
+            Act::Switch { routine_id, .. } if self.contradicted => format!(
+                "get_routine {routine_id} shows whether it is on the schedule; check that before calling \
+                 again."
+            ),
+            Act::Switch { routine_id, .. } => {
+                format!(
+                    "It is done, and repeating the call is not needed; get_routine {routine_id} shows its state."
+                )
+            }
+            Act::Settings { .. } => "It is done, and repeating the call is not needed; check the values in \
+                resmon's settings before changing them again."
+                .to_string(),
+        }
+    }
+}
