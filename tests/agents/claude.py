@@ -206,3 +206,36 @@ def references(content) -> list[str]:
         return []
     return [block.get("tool_name") for block in content
             if isinstance(block, dict) and block.get("type") == "tool_reference"]
+
+
+def run_driver(label: str, exercise, sessions: int = 2) -> int:
+    """The main of a Claude Code driver: parses --claude, --server, --fake and
+    --calls, makes `sessions` scratch Claude Code homes against one model
+    stand-in, runs `exercise(*homes, model, args, tally)`, counts a crash or
+    a stand-in failure as a failure (never a skip), cleans up, and prints the
+    driver's closing line. Returns the exit status."""
+    import argparse
+    import time
+
+    from common import Tally
+
+    parser = argparse.ArgumentParser()
+    for name in ("claude", "server", "fake", "calls"):
+        parser.add_argument(f"--{name}", required=True)
+    args = parser.parse_args()
+    tally = Tally(label)
+    started = time.monotonic()
+    with AnthropicStandin() as model:
+        homes = [Claude(args.claude, model) for _ in range(sessions)]
+        try:
+            exercise(*homes, model, args, tally)
+        except Exception as e:  # noqa: BLE001 - a crash of the driver is a failure, never a skip
+            tally.fail("driver", f"{type(e).__name__}: {e}")
+        finally:
+            for home in homes:
+                home.cleanup()
+        if model.errors():
+            tally.fail("the model stand-in answered every request", f"it failed: {model.errors()[:3]}")
+    print(f"# {label}: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.1f} s",
+          flush=True)
+    return 0 if tally.failed == 0 else 1

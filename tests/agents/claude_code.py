@@ -30,14 +30,12 @@ Checks, each a PASS or FAIL line:
 Usage: claude_code.py --claude BIN --server BIN --fake BIN --calls calls.json
 """
 
-import argparse
 import json
 import os
 import re
 import sys
-import time
 
-from claude import CLAUDE_VERSION, Claude, deferred_names, result_text, sent_tools, system_text
+from claude import CLAUDE_VERSION, Claude, deferred_names, result_text, run_driver, sent_tools, system_text
 from common import (ERROR_SENTENCE, EXPECTED_READS, EXPECTED_TOOLS, EXPECTED_WRITES, NOT_RUNNING, PREFIX,
                     LoggedFake, Registration, Surface, Tally, brief, changes, check_output, compact,
                     first_call_per_tool, one_line)
@@ -66,27 +64,7 @@ def select_turn(names: list[str]) -> list[tuple[str, dict]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    for name in ("claude", "server", "fake", "calls"):
-        parser.add_argument(f"--{name}", required=True)
-    args = parser.parse_args()
-    tally = Tally("claude-code")
-    started = time.monotonic()
-    with AnthropicStandin() as model:
-        claude = Claude(args.claude, model)
-        stopped = Claude(args.claude, model)
-        try:
-            exercise(claude, stopped, model, args, tally)
-        except Exception as e:  # noqa: BLE001 - a crash of the driver is a failure, never a skip
-            tally.fail("driver", f"{type(e).__name__}: {e}")
-        finally:
-            claude.cleanup()
-            stopped.cleanup()
-        if model.errors():
-            tally.fail("the model stand-in answered every request", f"it failed: {model.errors()[:3]}")
-    print(f"# claude-code: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.1f} s",
-          flush=True)
-    return 0 if tally.failed == 0 else 1
+    return run_driver("claude-code", exercise)
 
 
 def exercise(claude: Claude, stopped: Claude, model: AnthropicStandin, args, tally: Tally) -> None:

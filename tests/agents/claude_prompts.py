@@ -26,15 +26,13 @@ Checks, each a PASS or FAIL line:
 Usage: claude_prompts.py --claude BIN --server BIN --fake BIN --calls calls.json
 """
 
-import argparse
 import json
 import os
 import re
 import sys
 import threading
-import time
 
-from claude import CLAUDE_VERSION, Claude, Conversation, result_text
+from claude import CLAUDE_VERSION, Claude, Conversation, result_text, run_driver
 from common import PREFIX, LoggedFake, McpSession, Surface, Tally, brief, changes, first_call_per_tool, one_line
 from model_standins import AnthropicStandin
 
@@ -121,27 +119,7 @@ def user_blocks(request: dict) -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    for name in ("claude", "server", "fake", "calls"):
-        parser.add_argument(f"--{name}", required=True)
-    args = parser.parse_args()
-    tally = Tally("claude-prompts")
-    started = time.monotonic()
-    with AnthropicStandin() as model:
-        claude = Claude(args.claude, model)
-        readonly = Claude(args.claude, model)
-        try:
-            exercise(claude, readonly, model, args, tally)
-        except Exception as e:  # noqa: BLE001 - a crash of the driver is a failure, never a skip
-            tally.fail("driver", f"{type(e).__name__}: {e}")
-        finally:
-            claude.cleanup()
-            readonly.cleanup()
-        if model.errors():
-            tally.fail("the model stand-in answered every request", f"it failed: {model.errors()[:3]}")
-    print(f"# claude-prompts: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.1f} s",
-          flush=True)
-    return 0 if tally.failed == 0 else 1
+    return run_driver("claude-prompts", exercise)
 
 
 def exercise(claude: Claude, readonly: Claude, model: AnthropicStandin, args, tally: Tally) -> None:

@@ -42,7 +42,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harnesses"))
 
-from standins import _Handler, _Server  # noqa: E402
+from standins import _Handler, _Server, saw  # noqa: E402,F401 - saw is re-exported for the drivers
 
 # Every answer gets its own message id: Claude Code joins assistant messages
 # that share one, as it would the parts of one streamed message.
@@ -73,14 +73,6 @@ def script_line(turns: list[list[tuple[str, dict]]]) -> str:
     return "\n".join(lines)
 
 
-def saw(text: str):
-    """The list after `SAW ` in a stand-in model's last message, or None."""
-    if not isinstance(text, str) or "SAW " not in text:
-        return None
-    try:
-        return json.loads(text[text.index("SAW ") + 4:])
-    except ValueError:
-        return None
 
 
 def _sse(events: list[tuple[str, dict]]) -> bytes:
