@@ -62,9 +62,16 @@ pub struct Tool {
     /// Claude Code's tool search beside the name and description, and shown
     /// to no model (`_meta["anthropic/searchHint"]`; docs/findability.md).
     pub search_hint: &'static str,
-    pub input_schema: fn() -> Value,
-    // The output schema's builder is not here but in `OUTPUT_SCHEMAS`, so
-    // that the server binary does not carry it (see there).
+    pub input_schema: SchemaBuilder,
+    /// What a successful answer holds. Compiled into the unit tests only:
+    /// the server never builds an output schema (`tools/list` sends the
+    /// snapshot, which a unit test below regenerates from this field, and
+    /// answers are not checked against their schema at run time), and a
+    /// builder held in this static would be linked into the binary anyway,
+    /// about 215 KB of it (docs/performance.md "Binary size"). Outside the
+    /// unit tests, `output_schema` reads a tool's schema from the snapshot.
+    #[cfg(test)]
+    pub output_schema: SchemaBuilder,
     /// The arguments this tool sends under another name, or folds into a
     /// field of its own: (argument, the request fields that carry it). Every
     /// other argument travels under its own name (contract-notes 17).
@@ -138,46 +145,13 @@ pub static TOOLS: &[&Tool] = &[
     &settings::UPDATE_SETTINGS,
 ];
 
-/// Each tool's output schema builder, in `TOOLS`' order. The server never
-/// builds an output schema: `tools/list` sends the snapshot, and answers are
-/// not checked against their schema at run time. Held in the table above,
-/// the builders would be linked into the binary anyway (a static's function
-/// pointers are kept), about 215 KB of its size (docs/performance.md
-/// "Binary size"); here, only what reads them links them: the snapshot test
-/// below and the integration tests' answer checks.
-#[rustfmt::skip]
-pub static OUTPUT_SCHEMAS: &[(&Tool, SchemaBuilder)] = &[
-    (&system::HEALTH, system::health_output),
-    (&corpus::SEARCH_CORPUS, corpus::search_output),
-    (&corpus::FIND_SIMILAR, corpus::similar_output),
-    (&sources::LIST_SOURCES, sources::sources_output),
-    (&routines::LIST_ROUTINES, routines::list_output),
-    (&routines::GET_ROUTINE, routines::get_output),
-    (&executions::LIST_EXECUTIONS, executions::list_output),
-    (&executions::GET_EXECUTION, executions::get_output),
-    (&executions::GET_EXECUTION_RESULTS, executions::results_output),
-    (&executions::GET_SEARCH_RECORD, executions::record_output),
-    (&corpus::EXPLAIN_MATCH, corpus::why_output),
-    (&corpus::GET_PAPER_LIFECYCLE, corpus::lifecycle_output),
-    (&insight::GET_ANALYTICS, insight::analytics_output),
-    (&insight::GET_WATCHDOG_FINDINGS, insight::watchdog_output),
-    (&exports::EXPORT_REFERENCES, exports::export_output),
-    (&profiles::LIST_WATCH_PROFILES, profiles::list_output),
-    (&profiles::GET_WATCH_PROFILE, profiles::get_output),
-    (&profiles::GET_PROFILE_MATCHES, profiles::matches_output),
-    (&write_runs::RUN_SWEEP, write_runs::run_sweep_output),
-    (&write_records::CREATE_ROUTINE, write_records::create_routine_output),
-    (&write_records::CREATE_WATCH_PROFILE, write_records::create_watch_profile_output),
-    (&write_runs::RUN_ROUTINE, write_runs::run_routine_output),
-    (&write_records::ACTIVATE_ROUTINE, write_records::switch_output),
-    (&write_records::DEACTIVATE_ROUTINE, write_records::switch_output),
-    (&settings::UPDATE_SETTINGS, settings::update_settings_output),
-];
-
-/// The output schema of the tool with this name, built from the code (the
-/// snapshot holds the same, checked by the test below).
+/// The output schema of the tool with this name, as `tools/list` shows it
+/// (the snapshot, which a unit test ties to each entry's `output_schema`).
+/// For the integration tests' answer checks; the server reads schemas from
+/// the snapshot through `withhold::Shape` instead.
 pub fn output_schema(name: &str) -> Option<Value> {
-    OUTPUT_SCHEMAS.iter().find(|(tool, _)| tool.name == name).map(|(_, build)| build())
+    let listing: Value = serde_json::from_str(listing_json(false)).ok()?;
+    listing.as_array()?.iter().find(|tool| tool["name"] == name).map(|tool| tool["outputSchema"].clone())
 }
 
 pub fn find(name: &str) -> Option<&'static Tool> {
@@ -367,7 +341,7 @@ mod tests {
             "title": tool.title,
             "description": tool.description,
             "inputSchema": (tool.input_schema)(),
-            "outputSchema": output_schema(tool.name).expect("every tool has an output schema"),
+            "outputSchema": (tool.output_schema)(),
             "annotations": {
                 "title": tool.title,
                 "readOnlyHint": !tool.requires_confirmation,
@@ -504,12 +478,5 @@ mod tests {
         for (index, tool) in TOOLS.iter().enumerate() {
             assert_eq!(input_schema(index), &(tool.input_schema)(), "{}", tool.name);
         }
-    }
-
-    #[test]
-    fn every_tool_has_one_output_schema_in_the_tables_order() {
-        let paired: Vec<&str> = OUTPUT_SCHEMAS.iter().map(|(tool, _)| tool.name).collect();
-        let listed: Vec<&str> = TOOLS.iter().map(|tool| tool.name).collect();
-        assert_eq!(paired, listed);
     }
 }

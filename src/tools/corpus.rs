@@ -29,6 +29,8 @@ pub(crate) const SEARCH_CORPUS: Tool = Tool {
     always_load: true,
     search_hint: "find look papers articles literature library collection keyword topic semantic stored saved mentioning",
     input_schema: search_input,
+    #[cfg(test)]
+    output_schema: search_output,
     backend_names: &[("mode", &["sort"])],
     not_sent_as_given: &[],
     declined_arguments: &[("offset", OFFSET_REFUSAL)],
@@ -50,6 +52,8 @@ pub(crate) const FIND_SIMILAR: Tool = Tool {
         neighbours neighbors closest resembling comparable recommend recommended \
         recommendations suggest suggestions same topic",
     input_schema: similar_input,
+    #[cfg(test)]
+    output_schema: similar_output,
     backend_names: &[("limit", &["k"])],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -72,6 +76,8 @@ pub(crate) const EXPLAIN_MATCH: Tool = Tool {
         up appear appears appeared evidence justification highlighted this paper article \
         results",
     input_schema: doc_input,
+    #[cfg(test)]
+    output_schema: why_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -94,6 +100,8 @@ pub(crate) const GET_PAPER_LIFECYCLE: Tool = Tool {
         reviewed version versions preprint updated updates history still valid study \
         article",
     input_schema: doc_input,
+    #[cfg(test)]
+    output_schema: lifecycle_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -122,7 +130,8 @@ fn search_input() -> Value {
     )
 }
 
-pub(super) fn search_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn search_output() -> Value {
     let mut paper = papers::paper_schema(Authors::Listed);
     let distance =
         nullable("Semantic mode only: distance from the query, smaller is closer; null if unranked.");
@@ -157,7 +166,8 @@ fn similar_input() -> Value {
     )
 }
 
-pub(super) fn similar_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn similar_output() -> Value {
     let mut paper = papers::paper_schema(Authors::Listed);
     papers::add_field(&mut paper, "distance", nullable("Distance from the paper; smaller is closer."), true);
     object(
@@ -175,7 +185,8 @@ fn doc_input() -> Value {
     object(json!({"doc_id": {"type": "integer", "minimum": 1}}), &["doc_id"])
 }
 
-pub(super) fn why_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn why_output() -> Value {
     passed_through(object(
         json!({
             "document": {"type": "object"},
@@ -197,7 +208,8 @@ pub(super) fn why_output() -> Value {
     ))
 }
 
-pub(super) fn lifecycle_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn lifecycle_output() -> Value {
     passed_through(object(
         json!({
             "document_id": {"type": "integer"},

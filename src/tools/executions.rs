@@ -42,6 +42,8 @@ pub(crate) const LIST_EXECUTIONS: Tool = Tool {
     always_load: true,
     search_hint: "recent runs history latest last week today overnight ran failed completed activity",
     input_schema: list_input,
+    #[cfg(test)]
+    output_schema: list_output,
     backend_names: &[],
     not_sent_as_given: &["limit", "offset"],
     declined_arguments: &[],
@@ -61,6 +63,8 @@ pub(crate) const GET_EXECUTION: Tool = Tool {
     always_load: true,
     search_hint: "run status finished done complete progress still running coverage zero results nothing interrupted errors",
     input_schema: get_input,
+    #[cfg(test)]
+    output_schema: get_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -79,6 +83,8 @@ pub(crate) const GET_EXECUTION_RESULTS: Tool = Tool {
     always_load: true,
     search_hint: "papers found new week latest results hits digest",
     input_schema: results_input,
+    #[cfg(test)]
+    output_schema: results_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -102,6 +108,8 @@ pub(crate) const GET_SEARCH_RECORD: Tool = Tool {
         reproducibility replicate audit trail documentation documented log each source \
         per database",
     input_schema: exec_input,
+    #[cfg(test)]
+    output_schema: record_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -146,7 +154,8 @@ fn results_input() -> Value {
     )
 }
 
-pub(super) fn list_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn list_output() -> Value {
     let row = object(
         json!({
             "id": {"type": "integer"},
@@ -185,7 +194,8 @@ pub(super) fn list_output() -> Value {
     )
 }
 
-pub(super) fn get_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn get_output() -> Value {
     object(
         json!({
             "id": {"type": "integer"},
@@ -218,7 +228,8 @@ pub(super) fn get_output() -> Value {
     )
 }
 
-pub(super) fn results_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn results_output() -> Value {
     object(
         json!({
             "exec_id": {"type": "integer"},
@@ -232,7 +243,8 @@ pub(super) fn results_output() -> Value {
     )
 }
 
-pub(super) fn record_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn record_output() -> Value {
     let search = object(
         json!({
             "query_as_sent": nullable("The terms as typed (for a keyword run, joined into one string no source received)."),

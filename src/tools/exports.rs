@@ -17,6 +17,8 @@ pub(crate) const EXPORT_REFERENCES: Tool = Tool {
         bibliographies zotero endnote mendeley reference manager download file save \
         papers import last run runs",
     input_schema: export_input,
+    #[cfg(test)]
+    output_schema: export_output,
     backend_names: &[("doc_ids", &["document_ids"])],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -46,7 +48,8 @@ fn export_input() -> Value {
 
 /// One shape for every format: contract 1.0 "Tools › Read" returns "the
 /// exported text", and for json that is the JSON file as resmon wrote it.
-pub(super) fn export_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn export_output() -> Value {
     object(
         json!({
             "format": {"type": "string"},

@@ -19,6 +19,8 @@ pub(crate) const GET_ANALYTICS: Tool = Tool {
         distribution summary totals metrics rate dashboard discovery lag overview \
         collection",
     input_schema: analytics_input,
+    #[cfg(test)]
+    output_schema: analytics_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -48,6 +50,8 @@ pub(crate) const GET_WATCHDOG_FINDINGS: Tool = Tool {
         ok okay working properly fine check checkup diagnostics diagnose troubleshoot \
         stopped silent quiet dead stale routines sources",
     input_schema: watchdog_input,
+    #[cfg(test)]
+    output_schema: watchdog_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -81,7 +85,8 @@ fn analytics_input() -> Value {
     )
 }
 
-pub(super) fn analytics_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn analytics_output() -> Value {
     object(
         json!({
             "view": {"type": "string"},
@@ -96,7 +101,8 @@ fn watchdog_input() -> Value {
     object(json!({"include_muted": {"type": "boolean"}}), &[])
 }
 
-pub(super) fn watchdog_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn watchdog_output() -> Value {
     // Loose on purpose: a field resmon adds or leaves null must not fail a
     // client's validation of the whole answer.
     let finding = object(

@@ -26,6 +26,8 @@ pub(crate) const LIST_WATCH_PROFILES: Tool = Tool {
         universities labs groups teams departments follow followed following tracked \
         tracking watched watching watchlist",
     input_schema: list_input,
+    #[cfg(test)]
+    output_schema: list_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -47,6 +49,8 @@ pub(crate) const GET_WATCH_PROFILE: Tool = Tool {
         spellings affiliation match counts how many matches total basis confidence \
         certain evidence name only",
     input_schema: get_input,
+    #[cfg(test)]
+    output_schema: get_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -69,6 +73,8 @@ pub(crate) const GET_PROFILE_MATCHES: Tool = Tool {
         writes wrote written their his her latest recent recently lately new follow \
         followed",
     input_schema: matches_input,
+    #[cfg(test)]
+    output_schema: matches_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -119,7 +125,8 @@ fn by_basis_schema() -> Value {
     json!({"type": "object", "description": "Matches per basis, over all matches (bases with none are left out)."})
 }
 
-pub(super) fn list_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn list_output() -> Value {
     let row = object(
         json!({
             "id": {"type": "integer"},
@@ -143,7 +150,8 @@ pub(super) fn list_output() -> Value {
     )
 }
 
-pub(super) fn get_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn get_output() -> Value {
     object(
         json!({
             "id": {"type": "integer"},
@@ -171,7 +179,8 @@ fn by_basis_or_null() -> Value {
     schema
 }
 
-pub(super) fn matches_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn matches_output() -> Value {
     // The shared paper row without an author list: resmon's match rows carry
     // only the author that matched (papers::Authors::IfGiven).
     let mut row = papers::paper_schema(Authors::IfGiven);

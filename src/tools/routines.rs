@@ -30,6 +30,8 @@ pub(crate) const LIST_ROUTINES: Tool = Tool {
     search_hint: "alert alerts saved searches subscriptions feeds scheduled recurring monitoring \
         monitored topics keywords queries active inactive enabled missed overview",
     input_schema: list_input,
+    #[cfg(test)]
+    output_schema: list_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -52,6 +54,8 @@ pub(crate) const GET_ROUTINE: Tool = Tool {
         missed fires skipped laptop computer closed asleep off audit intent \
         configuration config",
     input_schema: get_input,
+    #[cfg(test)]
+    output_schema: get_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -71,7 +75,8 @@ fn get_input() -> Value {
     object(json!({"routine_id": {"type": "integer"}}), &["routine_id"])
 }
 
-pub(super) fn list_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn list_output() -> Value {
     let row = object(
         json!({
             "id": {"type": "integer"},
@@ -157,7 +162,8 @@ fn delivery_schema() -> Value {
     )
 }
 
-pub(super) fn get_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn get_output() -> Value {
     rows::routine_record_schema(
         json!({
             "coverage": coverage_schema(),

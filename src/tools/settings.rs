@@ -25,6 +25,8 @@ pub(crate) const UPDATE_SETTINGS: Tool = Tool {
         option embedding embeddings model models llm temperature effort sender email smtp mail \
         notifications notification ai assistant storage archive pdf retention",
     input_schema: update_settings_input,
+    #[cfg(test)]
+    output_schema: update_settings_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -59,7 +61,8 @@ fn update_settings_input() -> Value {
     )
 }
 
-pub(super) fn update_settings_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn update_settings_output() -> Value {
     object(
         json!({
             "group": {"type": "string"},

@@ -18,6 +18,8 @@ pub(crate) const LIST_SOURCES: Tool = Tool {
         coverage cover covers covered supported support available offer api key keys \
         token credentials arxiv biorxiv medrxiv pubmed crossref openalex",
     input_schema: sources_input,
+    #[cfg(test)]
+    output_schema: sources_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -35,7 +37,8 @@ fn sources_input() -> Value {
     no_arguments()
 }
 
-pub(super) fn sources_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn sources_output() -> Value {
     let source = object(
         json!({
             "slug": {"type": "string"},

@@ -16,6 +16,8 @@ pub(crate) const HEALTH: Tool = Tool {
     always_load: true,
     search_hint: "running reachable connection connected offline alive status version app server ping",
     input_schema: health_input,
+    #[cfg(test)]
+    output_schema: health_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -37,7 +39,8 @@ fn health_input() -> Value {
     )
 }
 
-pub(super) fn health_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn health_output() -> Value {
     object(
         json!({
             "status": {"type": "string"},

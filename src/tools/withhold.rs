@@ -46,10 +46,10 @@ pub(super) fn shown(shape: &Shape, result: ToolResult) -> ToolResult {
 }
 
 /// What an outputSchema declares, reduced to what the walk reads. The
-/// server carries no output schema builder (`tools::OUTPUT_SCHEMAS` is for
-/// the tests), so a tool's shape is read, on its first call, from its
-/// outputSchema in the listing snapshot the binary already holds: the schema
-/// a client sees. A call then looks its fields up in a short list in the
+/// server carries no output schema builder (a `Tool`'s `output_schema` is
+/// compiled into the unit tests only), so a tool's shape is read, on its
+/// first call, from its outputSchema in the listing snapshot the binary
+/// already holds: the schema a client sees. A call then looks its fields up in a short list in the
 /// schema's order instead of hashing each name into the schema's maps.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Shape {
@@ -316,9 +316,9 @@ mod tests {
     /// the listing shows it, which is the one its builder gives.
     #[test]
     fn every_tools_shape_is_read_from_the_listing() {
-        for (tool, build) in crate::tools::OUTPUT_SCHEMAS {
+        for tool in crate::tools::TOOLS {
             let read = Shape::from_listing(crate::tools::listing_json(false), tool.name);
-            assert_eq!(read, shape_of(&build()), "{}", tool.name);
+            assert_eq!(read, shape_of(&(tool.output_schema)()), "{}", tool.name);
             assert!(
                 read.properties.as_ref().is_some_and(|properties| !properties.is_empty()),
                 "{}",

@@ -28,6 +28,8 @@ pub(crate) const CREATE_ROUTINE: Tool = Tool {
         week month recurring repeating regular automatic subscribe subscription saved \
         search keyword keywords topic topics notify me monitor papers make",
     input_schema: create_routine_input,
+    #[cfg(test)]
+    output_schema: create_routine_output,
     backend_names: &[
         ("schedule", &["schedule_cron"]),
         ("keywords", &["parameters"]),
@@ -56,6 +58,8 @@ pub(crate) const CREATE_WATCH_PROFILE: Tool = Tool {
     search_hint: "follow track tracking start watch add new author researcher person someone \
         scientist colleague professor lab group institution orcid",
     input_schema: create_watch_profile_input,
+    #[cfg(test)]
+    output_schema: create_watch_profile_output,
     backend_names: &[
         ("name", &["display_name", "names"]),
         ("aliases", &["names"]),
@@ -82,6 +86,8 @@ pub(crate) const ACTIVATE_ROUTINE: Tool = Tool {
         scheduling scheduled automatic automatically unpause reactivate re-enable switch \
         live again back",
     input_schema: routine_id_input,
+    #[cfg(test)]
+    output_schema: switch_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -104,6 +110,8 @@ pub(crate) const DEACTIVATE_ROUTINE: Tool = Tool {
         unschedule unscheduled switch mute silence cancel no longer anymore \
         automatically unsubscribe daily weekly",
     input_schema: routine_id_input,
+    #[cfg(test)]
+    output_schema: switch_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -140,7 +148,8 @@ fn create_routine_input() -> Value {
     )
 }
 
-pub(super) fn create_routine_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn create_routine_output() -> Value {
     object(
         json!({
             "routine": rows::routine_record_schema(json!({}), &[]),
@@ -166,7 +175,8 @@ fn create_watch_profile_input() -> Value {
     )
 }
 
-pub(super) fn create_watch_profile_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn create_watch_profile_output() -> Value {
     object(
         json!({
             "basis_warning": nullable("How weak this profile's matches will be, or null when resmon gives none. Repeat it."),
@@ -189,7 +199,8 @@ fn routine_id_input() -> Value {
     object(json!({"routine_id": {"type": "integer", "minimum": 1}}), &["routine_id"])
 }
 
-pub(super) fn switch_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn switch_output() -> Value {
     object(json!({"id": {"type": "integer"}, "is_active": {"type": "boolean"}}), &["id", "is_active"])
 }
 

@@ -23,6 +23,8 @@ pub(crate) const RUN_SWEEP: Tool = Tool {
         harvest new latest papers arxiv pubmed biorxiv sources manual manually once \
         refresh",
     input_schema: run_sweep_input,
+    #[cfg(test)]
+    output_schema: run_sweep_output,
     backend_names: &[("sources", &["repositories"])],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -45,6 +47,8 @@ pub(crate) const RUN_ROUTINE: Tool = Tool {
     search_hint: "alert alerts saved search trigger start now manually manual immediately right \
         away kick off launch fire execute rerun re-run again force on demand",
     input_schema: run_routine_input,
+    #[cfg(test)]
+    output_schema: run_routine_output,
     backend_names: &[],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -70,7 +74,8 @@ fn run_sweep_input() -> Value {
     )
 }
 
-pub(super) fn run_sweep_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn run_sweep_output() -> Value {
     object(
         json!({
             "execution_id": {"type": "integer", "description": "Poll with get_execution."},
@@ -85,7 +90,8 @@ fn run_routine_input() -> Value {
     object(json!({"routine_id": {"type": "integer", "minimum": 1}}), &["routine_id"])
 }
 
-pub(super) fn run_routine_output() -> Value {
+#[cfg_attr(not(test), allow(dead_code, reason = "built by the unit tests only: Tool::output_schema"))]
+fn run_routine_output() -> Value {
     object(
         json!({
             "queued": {"type": "boolean", "description": "Read first: true means no execution exists yet."},
