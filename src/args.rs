@@ -156,13 +156,24 @@ fn article(type_name: &str) -> &'static str {
 
 fn describe(value: &Value) -> &'static str {
     match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
         Value::Number(number) if number.is_f64() => "a fractional number",
         Value::Number(number) if number.is_u64() && !number.is_i64() => {
             "an integer too large to be an id or count"
         }
         Value::Number(_) => "an integer",
+        other => kind_of(other),
+    }
+}
+
+/// A JSON value's kind in plain words ("a string", "an object"), for a
+/// sentence that refuses a value of the wrong kind where the finer reading
+/// of a number that `describe` gives a tool's argument does not matter (a
+/// JSON-RPC envelope's fields, a prompt's arguments).
+pub(crate) fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",

@@ -3,6 +3,8 @@
 
 use serde_json::{Value, json};
 
+use crate::args::kind_of;
+
 use super::{FORMATS, Kind, MAX_DAYS, MAX_ID, MAX_TEXT_CHARS, PROMPTS, Prompt, Values, find, is_offered};
 
 /// Why `prompts/get` was refused: a sentence, and the argument it names.
@@ -148,17 +150,6 @@ pub(super) fn judge(kind: Kind, text: &str) -> Result<std::borrow::Cow<'_, str>,
             .find(|format| format.eq_ignore_ascii_case(text))
             .map(|format| Cow::Borrowed(*format))
             .ok_or_else(|| format!("must be one of {}; got {:?}.", FORMATS.join(", "), clip(text))),
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

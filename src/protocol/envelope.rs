@@ -8,6 +8,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::args::kind_of;
+
 use super::{
     HANDSHAKE_VERSIONS, INVALID_PARAMS, RpcError, STATELESS_VERSION, UNSUPPORTED_VERSION, rpc_error,
 };
@@ -155,21 +157,10 @@ fn invalid(message: impl AsRef<str>) -> RpcError {
 }
 
 fn wrong_type(path: &str, expected: &str, got: &Value) -> RpcError {
-    invalid(format!("{path} must be {expected}, not {}.", kind(got)))
+    invalid(format!("{path} must be {expected}, not {}.", kind_of(got)))
 }
 
 /// A value's JSON type, as a sentence names it.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
