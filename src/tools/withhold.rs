@@ -200,18 +200,28 @@ fn judge(key: &str, value: &mut Value) {
     }
 }
 
-fn in_error(error: &mut ToolError) {
-    let judge_all = |fields: &mut Map<String, Value>| {
-        for (key, value) in fields.iter_mut() {
-            if ERROR_FIELDS.contains(&key.as_str()) {
-                withhold_credentials(value);
-            } else {
-                judge(key, value);
-            }
+/// The field under which an error after acceptance nests the detail of what
+/// failed afterwards (`tools::accepted`): this server's own fields again, so
+/// they are judged by the same rule as the outer ones.
+const NESTED_DETAIL: &str = "failure";
+
+/// An error's fields: `ERROR_FIELDS` keep their names and have only their
+/// values searched; every other name is judged too.
+fn judge_error_fields(fields: &mut Map<String, Value>) {
+    for (key, value) in fields.iter_mut() {
+        if ERROR_FIELDS.contains(&key.as_str()) {
+            withhold_credentials(value);
+        } else if let (NESTED_DETAIL, Value::Object(nested)) = (key.as_str(), &mut *value) {
+            judge_error_fields(nested);
+        } else {
+            judge(key, value);
         }
-    };
-    judge_all(&mut error.detail);
-    judge_all(&mut error.top_level);
+    }
+}
+
+fn in_error(error: &mut ToolError) {
+    judge_error_fields(&mut error.detail);
+    judge_error_fields(&mut error.top_level);
     // A message is resmon's sentence more often than not; when that sentence
     // is, whole, JSON text, it is judged as any other JSON text is.
     let mut message = Value::String(std::mem::take(&mut error.message));
@@ -300,8 +310,14 @@ mod tests {
             .with_detail("keys", json!(["ai_api_key"]))
             .with_detail("answered", json!({"id": 7, "auth": "T1", "note": "{\"secret\": \"T2\"}"}))
             .with_detail("session_token", json!("T3"))
+            .with_detail("failure", json!({"token_file": "/state/api-token-8765", "session_token": "T4"}))
             .with_top_level("tried", json!(["http://127.0.0.1:8765"]));
         let Err(error) = shown(&Shape::default(), Err(error)) else { panic!() };
+        assert_eq!(
+            error.detail["failure"],
+            json!({"token_file": "/state/api-token-8765", "session_token": withheld()}),
+            "the nested detail of what failed after a write is this server's too"
+        );
         assert_eq!(error.detail["token_file"], "/state/api-token-8765");
         assert_eq!(error.detail["keys"], json!(["ai_api_key"]));
         assert_eq!(

@@ -631,6 +631,23 @@ fn a_read_back_refused_with_401_is_upstream_error_not_a_lost_connection() {
     assert_eq!(bench.count("POST", "/api/routines"), 1, "created once, never re-sent");
 }
 
+#[test]
+fn a_read_back_refused_for_a_rejected_token_still_names_the_token_file() {
+    let mut bench = bench();
+    let id = bench.fake.state().next_routine_id;
+    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::Unauthorized);
+    let error = bench.error("create_routine", routine_arguments());
+    assert_applied(
+        &error,
+        &format!("resmon created routine {id} (it answered 201), but reading it back failed"),
+    );
+    // The path is this server's pointer for the person, not a credential
+    // (contract-notes 13): it is shown at any level of the error's detail.
+    let token_file = bench.fake.token_file();
+    assert_eq!(error["detail"]["failure"]["token_file"], json!(token_file.to_string_lossy()), "{error}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1, "created once, never re-sent");
+}
+
 // ------------------------------------------------------------------ answers that contradict themselves
 
 #[test]
