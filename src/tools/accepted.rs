@@ -161,11 +161,6 @@ impl Accepted {
         self.fail(problem, None).with_detail("answered", answered)
     }
 
-    /// Whether the answer's body arrived whole.
-    pub(crate) fn answer_was_read(&self) -> bool {
-        self.body.is_ok()
-    }
-
     /// The id resmon gave under the route's own key.
     pub(crate) fn id(&self) -> Option<i64> {
         self.id

@@ -130,17 +130,10 @@ fn update_settings(backend: &mut Backend, args: &Args) -> ToolResult {
             after_acceptance(accepted.fail(&problem, None)).with_detail("missing_keys", json!(missing))
         );
     }
-    let mut answer = diff_answer(group, &requested, &sent, &before, &after);
-    if !accepted.answer_was_read()
-        && let Some(detail) = answer.get_mut("detail")
-    {
-        *detail = json!(format!(
-            "{} resmon's answer to the write itself could not be read whole; the read-back above is \
-             what it holds.",
-            detail.as_str().unwrap_or_default()
-        ));
-    }
-    Ok(answer)
+    // The PUT's body is never read (its 2xx status line ends the exchange),
+    // so the read-back is all there is to report; nothing of the answer to
+    // the write itself can be missing from the diff.
+    Ok(diff_answer(group, &requested, &sent, &before, &after))
 }
 
 /// A settings map as it may be shown: a credential-shaped key (the same
