@@ -5,17 +5,18 @@
 //! release the confirmed resmon reported.
 //!
 //! It decides where a request goes and whether it goes again; it never
-//! builds an HTTP request itself (`exchange` does) and never words a
-//! refusal (`refusal` does).
+//! builds an HTTP request itself (`exchange` does) and never reads what an
+//! answer of resmon's means (`refusal` does, health answers included). It
+//! words only its own steps: which candidate it tried and what named it.
 
 use serde_json::{Value, json};
 
 use super::exchange::{Method, Reply};
-use super::refusal::{refusal_reason, success, token_refused};
+use super::refusal::{judge_health, not_resmons_health, refusal_reason, success, token_refused};
 use super::{Backend, Instance};
 use crate::discovery::{self, Candidate, Trace};
 use crate::error::{Code, ToolError};
-use crate::{identity, redact};
+use crate::redact;
 
 impl Backend {
     /// The release the confirmed resmon reported: `None` when no resmon has
@@ -207,34 +208,8 @@ impl Backend {
                     what: step,
                     outcome: format!("{}: not a resmon health answer", reply.status),
                 });
-                Err(ToolError::new(
-                    Code::BackendUnavailable,
-                    format!(
-                        "Something answers on port {} but it did not answer as resmon does \
-                         (status {}, not resmon's health report), so it was not used. Check \
-                         that {} names the right instance.",
-                        candidate.port, reply.status, candidate.named_by
-                    ),
-                )
-                .with_detail("status", json!(reply.status))
-                .with_top_level("tried", json!([url])))
+                Err(not_resmons_health(candidate, &reply).with_top_level("tried", json!([url])))
             }
         }
     }
-}
-
-/// A health reply judged against the expectation: resmon's own 409 for a
-/// mismatch, then the status, then (for a pinned call) the identity block.
-fn judge_health(reply: &Reply, expected: Option<&str>) -> Result<Value, ToolError> {
-    if reply.status == 409
-        && let Some(mismatch) = reply.json().ok().as_ref().and_then(identity::backend_mismatch)
-    {
-        return Err(mismatch);
-    }
-    success(reply)?;
-    let body = reply.json_object()?;
-    if let Some(expected) = expected {
-        identity::check_reply(&body, Some(expected))?;
-    }
-    Ok(body)
 }

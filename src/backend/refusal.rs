@@ -2,7 +2,8 @@
 //! other than 2xx (`status_error`), a route this release does not serve, a
 //! redirect, a token the guard refused, and whose mistake a 400 or 422 is
 //! (`judge_refusal`, contract-notes 17), including a value the tool offers
-//! that this release does not know.
+//! that this release does not know; and a health answer (`judge_health`: a
+//! mismatch resmon reported, or a candidate that is not resmon).
 //!
 //! It reads a `Reply` and nothing else: it never sends a request, never
 //! touches the agent, the transport or the cached instance, and keeps no
@@ -15,7 +16,9 @@ mod offer;
 use self::offer::{offer_refused, refused_offer};
 use super::exchange::Reply;
 use super::{Instance, route_template};
+use crate::discovery::Candidate;
 use crate::error::{Code, ToolError};
+use crate::identity;
 
 /// The guard's reason on a 401 (`detail.reason`), when it gave one.
 pub(super) fn refusal_reason(reply: &Reply) -> Option<String> {
@@ -59,6 +62,36 @@ pub(super) fn token_refused(instance: &Instance, reply: &Reply) -> ToolError {
 /// Passes a 2xx reply; maps anything else to the contract's codes.
 pub(crate) fn success(reply: &Reply) -> Result<(), ToolError> {
     if reply.is_success() { Ok(()) } else { Err(status_error(reply)) }
+}
+
+/// A health reply judged against the expectation: resmon's own 409 for a
+/// mismatch, then the status, then (for a pinned call) the identity block.
+pub(super) fn judge_health(reply: &Reply, expected: Option<&str>) -> Result<Value, ToolError> {
+    if reply.status == 409
+        && let Some(mismatch) = reply.json().ok().as_ref().and_then(identity::backend_mismatch)
+    {
+        return Err(mismatch);
+    }
+    success(reply)?;
+    let body = reply.json_object()?;
+    if let Some(expected) = expected {
+        identity::check_reply(&body, Some(expected))?;
+    }
+    Ok(body)
+}
+
+/// The answer to the health request that would confirm a candidate, when
+/// it is not resmon's health report: whatever holds the port is not used.
+pub(super) fn not_resmons_health(candidate: &Candidate, reply: &Reply) -> ToolError {
+    ToolError::new(
+        Code::BackendUnavailable,
+        format!(
+            "Something answers on port {} but it did not answer as resmon does (status {}, not \
+             resmon's health report), so it was not used. Check that {} names the right instance.",
+            candidate.port, reply.status, candidate.named_by
+        ),
+    )
+    .with_detail("status", json!(reply.status))
 }
 
 /// The web framework's own 404 (`{"detail": "Not Found"}`), which resmon
