@@ -46,7 +46,7 @@ from standins import StoppedResmon  # noqa: E402
 
 BUDGET_BYTES = 4096
 # The question whose route (in the server's instructions, from the route
-# table of src/prompts.rs) the common-question check follows.
+# table of src/prompts/routes.rs) the common-question check follows.
 FOUND_LATELY = "what a routine found lately"
 # What Claude Code answers in place of running a tool nobody allowed (2.1.332).
 DENIED_WORDS = ("permission", "haven't granted")

@@ -173,9 +173,9 @@ fn stray_tool_names(text: &str) -> Vec<String> {
 }
 
 /// Prose that names tools names tools of the table: README.md and every
-/// file of docs/ (the instructions, the prompts and the question lists are
-/// checked where they are built: src/protocol.rs, src/prompts.rs,
-/// tests/it/findability.rs).
+/// file of docs/ (the instructions and the prompts are also held to the
+/// route table where they are built, src/protocol.rs and
+/// src/prompts/tests.rs, and the question lists in tests/it/findability.rs).
 #[test]
 fn the_docs_name_only_tools_of_the_table() {
     // The rule must see a stray name, or it proves nothing.
@@ -218,3 +218,97 @@ fn the_docs_name_only_tools_of_the_table() {
         );
     }
 }
+
+/// The prose inside Rust source: the text of its comments and of its string
+/// literals (plain and raw), each followed by a newline; code is left out,
+/// so that a function or field named like a tool is not taken for one.
+fn prose_of_rust(code: &str) -> String {
+    let mut prose = String::new();
+    let bytes = code.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &code[at..];
+        if rest.starts_with("//") {
+            let end = rest.find('\n').unwrap_or(rest.len());
+            prose.push_str(&rest[..end]);
+            prose.push('\n');
+            at += end;
+        } else if let Some(hashes) =
+            rest.strip_prefix('r').map(|raw| raw.len() - raw.trim_start_matches('#').len())
+            && rest[1 + hashes..].starts_with('"')
+            && (at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_'))
+        {
+            let open = 2 + hashes;
+            let close = format!("\"{}", "#".repeat(hashes));
+            let end = rest[open..].find(&close).map_or(rest.len(), |end| open + end);
+            prose.push_str(&rest[open..end]);
+            prose.push('\n');
+            at += (end + close.len()).min(rest.len());
+        } else if rest.starts_with('"') {
+            let mut end = 1;
+            while end < rest.len() && rest.as_bytes()[end] != b'"' {
+                end += if rest.as_bytes()[end] == b'\\' { 2 } else { 1 };
+            }
+            prose.push_str(&rest[1..end.min(rest.len())]);
+            prose.push('\n');
+            at += end + 1;
+        } else if rest.starts_with('\'') {
+            // A char literal ('"', '\\'') is passed over whole; a lifetime
+            // ('static) is one quote.
+            let quoted = rest[1..]
+                .find('\'')
+                .filter(|&len| len <= 4 && !rest[1..1 + len].contains(char::is_whitespace));
+            at += quoted.map_or(1, |len| len + 2);
+        } else {
+            at += rest.chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    prose
+}
+
+/// Every `.rs` file below `dir`.
+fn rust_files(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, files);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            files.push(path);
+        }
+    }
+}
+
+/// The sentences the server writes (descriptions, errors, the instructions)
+/// and the comments beside its code name only tools of the table, so that a
+/// renamed tool cannot leave a sentence pointing at the old name.
+#[test]
+fn the_sources_sentences_and_comments_name_only_tools_of_the_table() {
+    // The reading must find words in strings and comments and none in code.
+    let sample = "fn get_routines() {} // see list_routine\nlet s = \"run_sweeps\"; let r = r#\"\"get_runs\"\"#; let q = '\"'; let c = 'x'; fn f<'a>(x: &'a str) -> &'a str { \"export_all\" }";
+    assert_eq!(
+        stray_tool_names(&prose_of_rust(sample)),
+        vec!["list_routine", "run_sweeps", "get_runs", "export_all"]
+    );
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    assert!(files.len() > 40, "{files:?}");
+    let mut problems = Vec::new();
+    for path in &files {
+        let mut stray = stray_tool_names(&prose_of_rust(&std::fs::read_to_string(path).unwrap()));
+        stray.retain(|word| !RESMONS_NAMES.contains(&word.as_str()));
+        if !stray.is_empty() {
+            problems.push(format!("{} names {stray:?}, which are no tools of the table", path.display()));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let policy = std::fs::read_to_string(root.join("src/settings_policy.rs")).unwrap();
+    for name in RESMONS_NAMES {
+        assert!(policy.contains(&format!("\"{name}\"")), "{name} is excused, but no settings rule names it");
+    }
+}
+
+/// resmon's own names that open with a tool's verb: a key of its settings
+/// that src/settings_policy.rs names (the test above fails when it no
+/// longer does, so that this list cannot excuse a name nothing uses).
+const RESMONS_NAMES: &[&str] = &["export_directory"];
