@@ -288,9 +288,11 @@ fn offered_values(tool: &Tool, schema: &Value, arguments: &serde_json::Map<Strin
 }
 
 /// Every error that came from resmon's answer says which release answered,
-/// once one has confirmed (contract 1.0 "Error model": never claim more than resmon reported; docs/setup.md): the ones that name the route
+/// once one has confirmed (contract 1.0 "Error model": never claim more
+/// than resmon reported; docs/setup.md): the ones that name the route
 /// resmon answered, and the identity refusals. Not "not running" and the
-/// like: nothing answered those, so no release can be named.
+/// like: nothing answered those, so no release can be named. Nor an
+/// interim 1xx head with nothing after it: that is no answer either.
 fn with_backend_version(mut error: ToolError, backend: &Backend) -> ToolError {
     use crate::error::Code;
     let from_an_answer = match error.code {
