@@ -252,12 +252,13 @@ fn prose_of_rust(code: &str) -> String {
             prose.push_str(&rest[1..end.min(rest.len())]);
             prose.push('\n');
             at += end + 1;
-        } else if rest.starts_with('\'') {
-            // A char literal ('"', '\\'') is passed over whole; a lifetime
-            // ('static) is one quote.
-            let quoted = rest[1..]
-                .find('\'')
-                .filter(|&len| len <= 4 && !rest[1..1 + len].contains(char::is_whitespace));
+        } else if let Some(after) = rest.strip_prefix('\'') {
+            // A char literal ('"', '\'') is passed over whole; a lifetime
+            // ('static) is one quote. An escape's backslash and the byte
+            // after it cannot close the literal.
+            let skip = if after.starts_with('\\') { 2 } else { 0 };
+            let quoted = after.get(skip..).and_then(|tail| tail.find('\'')).map(|len| len + skip);
+            let quoted = quoted.filter(|&len| len <= 10 && !after[..len].contains(char::is_whitespace));
             at += quoted.map_or(1, |len| len + 2);
         } else {
             at += rest.chars().next().map_or(1, char::len_utf8);
@@ -284,7 +285,7 @@ fn rust_files(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
 #[test]
 fn the_sources_sentences_and_comments_name_only_tools_of_the_table() {
     // The reading must find words in strings and comments and none in code.
-    let sample = "fn get_routines() {} // see list_routine\nlet s = \"run_sweeps\"; let r = r#\"\"get_runs\"\"#; let q = '\"'; let c = 'x'; fn f<'a>(x: &'a str) -> &'a str { \"export_all\" }";
+    let sample = "fn get_routines() {} // see list_routine\nlet s = \"run_sweeps\"; let r = r#\"\"get_runs\"\"#; let q = '\"'; let e = '\\''; let c = 'x'; fn f<'a>(x: &'a str) -> &'a str { \"export_all\" }";
     assert_eq!(
         stray_tool_names(&prose_of_rust(sample)),
         vec!["list_routine", "run_sweeps", "get_runs", "export_all"]
