@@ -211,20 +211,7 @@ fn get_output() -> Value {
             "progress_events": nullable("The run's progress log as resmon keeps it (decoded when stored as JSON text), or null."),
             "identity": identity_property(),
         }),
-        &[
-            "id",
-            "status",
-            "parameters",
-            "coverage",
-            "interrupted_reason",
-            "owner_pid",
-            "owner_runtime_id",
-            "last_seen_at_utc",
-            "restarted_from",
-            "restarted_into",
-            "progress_events",
-            "identity",
-        ],
+        &["id", "status"].into_iter().chain(DETAIL_FIELDS).chain(["identity"]).collect::<Vec<_>>(),
     )
 }
 
@@ -440,6 +427,20 @@ fn get_execution(backend: &mut Backend, args: &Args) -> ToolResult {
     Ok(execution_detail(body, identity))
 }
 
+/// A run's fields that the contract names beside its id, status and
+/// identity: each is in every answer, null where resmon holds no value.
+const DETAIL_FIELDS: [&str; 9] = [
+    "parameters",
+    "coverage",
+    "interrupted_reason",
+    "owner_pid",
+    "owner_runtime_id",
+    "last_seen_at_utc",
+    "restarted_from",
+    "restarted_into",
+    "progress_events",
+];
+
 /// The row whole (contract 1.0 "Execution status": get_execution returns the
 /// row whole), with the two columns resmon keeps as JSON text decoded and
 /// every field the contract names present, null when resmon has no value.
@@ -457,17 +458,7 @@ fn execution_detail(body: Value, identity: Value) -> Value {
             }
         }
     }
-    for name in [
-        "parameters",
-        "coverage",
-        "interrupted_reason",
-        "owner_pid",
-        "owner_runtime_id",
-        "last_seen_at_utc",
-        "restarted_from",
-        "restarted_into",
-        "progress_events",
-    ] {
+    for name in DETAIL_FIELDS {
         out.entry(name).or_insert(Value::Null);
     }
     out.insert("identity".into(), identity);

@@ -204,6 +204,26 @@ fn switch_output() -> Value {
     object(json!({"id": {"type": "integer"}, "is_active": {"type": "boolean"}}), &["id", "is_active"])
 }
 
+/// Sends a create: a refusal is read into its code; an acceptance gives
+/// the record as resmon answered it and the id it gave under `id`. An
+/// answer without one is an error after acceptance (contract-notes 26).
+fn send_create(
+    backend: &mut Backend,
+    act: Act,
+    path: &str,
+    body: &Value,
+) -> Result<(accepted::Accepted, Map<String, Value>, i64), ToolError> {
+    let mut accepted = match accepted::send(backend, act, Method::Post, path, Some(body), Some("id"))? {
+        Sent::Refused(reply) => return Err(backend::status_error(&reply)),
+        Sent::Accepted(accepted) => accepted,
+    };
+    let created = accepted.object()?;
+    match accepted.id() {
+        Some(id) => Ok((accepted, created, id)),
+        None => Err(accepted.without_id(&created, "an integer `id`")),
+    }
+}
+
 fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     let body = routine_body(args)?;
     let act = Act::Create {
@@ -213,15 +233,7 @@ fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
         all: routines::LIST_ROUTINES.name,
         reads_back: true,
     };
-    let mut accepted =
-        match accepted::send(backend, act, Method::Post, "/api/routines", Some(&body), Some("id"))? {
-            Sent::Refused(reply) => return Err(backend::status_error(&reply)),
-            Sent::Accepted(accepted) => accepted,
-        };
-    let created = accepted.object()?;
-    let Some(id) = accepted.id() else {
-        return Err(accepted.without_id(&created, "an integer `id`"));
-    };
+    let (accepted, created, id) = send_create(backend, act, "/api/routines", &body)?;
     // The routine exists from here on: whatever goes wrong reading it back,
     // the answer opens with its creation (contract-notes 26).
     let record = backend
@@ -387,15 +399,7 @@ fn create_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
         all: profiles::LIST_WATCH_PROFILES.name,
         reads_back: false,
     };
-    let mut accepted =
-        match accepted::send(backend, act, Method::Post, "/api/profiles", Some(&body), Some("id"))? {
-            Sent::Refused(reply) => return Err(backend::status_error(&reply)),
-            Sent::Accepted(accepted) => accepted,
-        };
-    let profile = accepted.object()?;
-    let Some(id) = accepted.id() else {
-        return Err(accepted.without_id(&profile, "an integer `id`"));
-    };
+    let (_, profile, id) = send_create(backend, act, "/api/profiles", &body)?;
     // The row as resmon returned it, its JSON text decoded and any
     // credential-shaped value withheld. Nothing is added: the warning is
     // resmon's own or none, never one decided here from what was sent.
