@@ -15,8 +15,8 @@ mod transport;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use ureq::Agent;
 use ureq::unversioned::transport::{Connector, DefaultConnector};
+use ureq::{Agent, RequestBuilder};
 
 pub(crate) use self::failure::answered_before_failing;
 pub(crate) use self::reply::{Method, Offered, Reply};
@@ -26,7 +26,7 @@ use super::{
     Backend, CONNECT_TIMEOUT, IO_BUFFER_BYTES, Instance, MAX_BODY_BYTES, MAX_HEADER_BYTES,
     MAX_REQUEST_TIMEOUT,
 };
-use crate::discovery::Environment;
+use crate::discovery::{Candidate, Environment};
 use crate::error::{Code, ToolError};
 
 impl Backend {
@@ -196,35 +196,14 @@ impl Backend {
         }
         let status_only = self.status_only.as_deref() == Some(route.as_str());
         *seen(&self.watch) = Seen { watching: true, stop_at_success: status_only, ..Seen::default() };
-        let host = format!("127.0.0.1:{}", candidate.port);
-        let authorization = format!("Bearer {}", candidate.token);
-        let pairs = query.iter().map(|(key, value)| (*key, value.as_str()));
-        let connect = CONNECT_TIMEOUT.min(remaining);
         let result = match method {
-            Method::Get => self
-                .agent
-                .get(&url)
-                .config()
-                .timeout_global(Some(remaining))
-                .timeout_connect(Some(connect))
-                .build()
-                .header("Host", &host)
-                .header("Authorization", &authorization)
-                .query_pairs(pairs)
-                .call(),
+            Method::Get => prepared(self.agent.get(&url), candidate, remaining, query).call(),
             Method::Post | Method::Put => {
                 let payload = body.map(Value::to_string).unwrap_or_else(|| "{}".into());
                 let request =
                     if method == Method::Post { self.agent.post(&url) } else { self.agent.put(&url) };
-                request
-                    .config()
-                    .timeout_global(Some(remaining))
-                    .timeout_connect(Some(connect))
-                    .build()
-                    .header("Host", &host)
-                    .header("Authorization", &authorization)
+                prepared(request, candidate, remaining, query)
                     .header("Content-Type", "application/json")
-                    .query_pairs(pairs)
                     .send(payload.as_bytes())
             }
         };
@@ -339,4 +318,22 @@ fn takes_page(query: &[(&str, String)], body: Option<&Value>) -> Vec<&'static st
         .into_iter()
         .filter(|field| query.iter().any(|(key, _)| key == field) || in_body(field))
         .collect()
+}
+
+/// A request with what every request to resmon carries, whatever its
+/// method: the call's bound, the guard's headers and the query.
+fn prepared<B>(
+    request: RequestBuilder<B>,
+    candidate: &Candidate,
+    remaining: Duration,
+    query: &[(&str, String)],
+) -> RequestBuilder<B> {
+    request
+        .config()
+        .timeout_global(Some(remaining))
+        .timeout_connect(Some(CONNECT_TIMEOUT.min(remaining)))
+        .build()
+        .header("Host", format!("127.0.0.1:{}", candidate.port))
+        .header("Authorization", format!("Bearer {}", candidate.token))
+        .query_pairs(query.iter().map(|(key, value)| (*key, value.as_str())))
 }
