@@ -152,6 +152,11 @@ pub struct Backend {
     resent: bool,
     /// The runtime id the current call is pinned to, if any.
     pinned: Option<String>,
+    /// Whether the current call is one of the writes (its tool carries
+    /// `requires_confirmation`). Only a write's POSTs and PUTs can change
+    /// resmon: a read that sends its question in a POST body (the corpus
+    /// search, the reference export) changes nothing, whatever becomes of it.
+    writes: bool,
     /// The one route of the current call whose 2xx answer's body is not
     /// read (a write whose answer carries nothing the tool uses).
     status_only: Option<String>,
@@ -186,6 +191,7 @@ fn reply(status: u16, content_type: &str, body: &str) -> Reply {
         server_chosen: vec!["format".into()],
         caller_supplied: vec!["query".into()],
         offered: Vec::new(),
+        write: false,
     }
 }
 

@@ -69,7 +69,7 @@ enum Listed {
 /// probes share one deadline (the per-call bound), so a stalled resmon
 /// costs `--check` one bound, not one per tool.
 pub(crate) fn probe_all(backend: &mut Backend) -> Vec<Verdict> {
-    backend.begin_call(Vec::new());
+    backend.begin_call(Vec::new(), false);
     let mut asker = Asker { backend, seen: Vec::new() };
     tools::TOOLS
         .iter()

@@ -223,7 +223,7 @@ fn answer(backend: &mut Backend, index: usize, arguments: &Value, read_only: boo
     }
     let empty = serde_json::Map::new();
     let map = arguments.as_object().unwrap_or(&empty);
-    backend.begin_call(caller_fields(tool, map));
+    backend.begin_call(caller_fields(tool, map), tool.requires_confirmation);
     backend.offer(offered_values(tool, input_schema(index), map));
     let result = (tool.handler)(backend, &Args(map));
     Some(result.map_err(|error| with_backend_version(error, backend)))

@@ -68,6 +68,7 @@ impl Backend {
             offered: Vec::new(),
             resent: false,
             pinned: None,
+            writes: false,
             status_only: None,
             watch,
         }
@@ -82,8 +83,9 @@ impl Backend {
     /// and the names of the request fields that carry the caller's
     /// arguments, so that resmon refusing another field is not blamed on
     /// the caller (contract-notes 17).
-    pub(crate) fn begin_call(&mut self, caller_fields: Vec<String>) {
+    pub(crate) fn begin_call(&mut self, caller_fields: Vec<String>, writes: bool) {
         self.deadline = Some(Instant::now() + self.request_timeout);
+        self.writes = writes;
         self.caller_fields = caller_fields;
         self.offered = Vec::new();
         self.resent = false;
@@ -122,14 +124,23 @@ impl Backend {
         }
     }
 
+    /// Whether a request of the current call to `route` ("METHOD /path")
+    /// can change resmon: a write tool's POST or PUT (a read's POST cannot).
+    pub(super) fn may_change(&self, route: &str) -> bool {
+        self.writes && !route.starts_with("GET ")
+    }
+
     /// Refuses to start a request the call's deadline leaves no time for: a
     /// read needs a moment, a write a whole second (a quarter of the bound
     /// when the bound is under 4 s), since a write cut off mid-flight leaves
     /// the person not knowing whether it happened.
     pub(super) fn check_deadline(&self, method: Method, route: &str) -> Result<(), ToolError> {
         let moment = Duration::from_millis(5);
-        let needed =
-            if method == Method::Get { moment } else { Duration::from_secs(1).min(self.request_timeout / 4) };
+        let needed = if method != Method::Get && self.may_change(route) {
+            Duration::from_secs(1).min(self.request_timeout / 4)
+        } else {
+            moment
+        };
         let left = self.remaining();
         if self.deadline.is_none() || left >= needed {
             return Ok(());
@@ -262,6 +273,7 @@ impl Backend {
     ) -> Reply {
         let (caller_supplied, server_chosen) = self.provenance(query, body);
         let offered = self.offered_in(query, body);
+        let write = self.may_change(&route);
         Reply {
             status,
             headers,
@@ -271,6 +283,7 @@ impl Backend {
             server_chosen,
             caller_supplied,
             offered,
+            write,
         }
     }
 

@@ -185,7 +185,7 @@ fn redirected(reply: &Reply) -> ToolError {
         .filter(|sentence| !sentence.is_empty())
         .map(|sentence| format!(" (resmon said: {sentence})"))
         .unwrap_or_default();
-    let write = !reply.route.starts_with("GET ");
+    let write = reply.write;
     let next = if !write {
         "so nothing was read."
     } else if status == 303 {

@@ -1212,6 +1212,40 @@ fn a_redirect_after_a_write_says_it_may_have_been_done_and_is_not_followed() {
     assert_eq!(bench.fake.redirect_target_hits(), 0, "the redirect was followed");
 }
 
+/// The corpus search and the reference export send their question in a POST
+/// body, but they are reads: whatever becomes of that POST, nothing in
+/// resmon changed, so no answer says it may have (contract 1.0 "Error
+/// model": outcome_unknown is for writes).
+#[test]
+fn a_read_that_posts_its_question_is_never_said_to_maybe_have_changed_resmon() {
+    let mut bench = bench();
+    let reads = [
+        ("POST", "/api/explorer/search", "search_corpus", json!({"query": "graph"})),
+        (
+            "POST",
+            "/api/export/references",
+            "export_references",
+            json!({"doc_ids": [801, 802], "format": "json"}),
+        ),
+    ];
+    for (method, path, tool, arguments) in reads {
+        for fault in [Fault::RedirectTo(302, "/elsewhere".into(), String::new()), Fault::CloseWithoutAnswer] {
+            bench.fake.clear_faults();
+            bench.fake.set_fault_for(method, path, fault.clone());
+            let error = bench.error(tool, arguments.clone());
+            assert!(error["detail"].get("outcome_unknown").is_none(), "{tool} {fault:?}: {error}");
+            let text = message(&error);
+            assert!(!text.contains("This was a write"), "{tool} {fault:?}: {error}");
+            assert!(!text.contains("carried it out"), "{tool} {fault:?}: {error}");
+        }
+    }
+    // A write's POST meeting the same faults still says it may have been done.
+    bench.fake.clear_faults();
+    bench.fake.set_fault_for("POST", "/api/routines", Fault::CloseWithoutAnswer);
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+}
+
 // ------------------------------------------------------------------ what a run's answer can say
 
 /// A run is "started" only when an `execution_id` was read under its key and

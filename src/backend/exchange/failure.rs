@@ -129,7 +129,7 @@ impl Backend {
         };
         // A write whose answer was lost may still have been applied: say so,
         // so that nobody repeats a run or a create blindly.
-        let write = !route.starts_with("GET ");
+        let write = self.may_change(route);
         let unknown_outcome = |error: ToolError| {
             let error = match interim {
                 Some(interim) => error.with_detail("interim_status", json!(interim)),

@@ -46,6 +46,8 @@ pub(crate) struct Reply {
     /// The caller's values that the tool's own schema offers, with what the
     /// request carried for each (contract-notes 17).
     pub offered: Vec<Offered>,
+    /// Whether the request could have changed resmon (`Backend::may_change`).
+    pub write: bool,
 }
 
 /// A value the caller gave that the tool's own input schema offers in an

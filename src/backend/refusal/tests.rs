@@ -9,6 +9,8 @@ fn a_redirect_says_what_came_back_and_whether_a_write_may_be_done() {
     let redirect = |status: u16, route: &str, location: Option<&str>, body: &str| {
         let mut reply = reply(status, "application/json", body);
         reply.route = route.into();
+        // As the exchange marks it: a write tool's POST (every POST here).
+        reply.write = !route.starts_with("GET ");
         if let Some(location) = location {
             reply.headers.push(("Location".into(), location.into()));
         }
@@ -34,6 +36,12 @@ fn a_redirect_says_what_came_back_and_whether_a_write_may_be_done() {
     assert!(read.message.contains("(301 to /api/v2/routines/7)"), "{}", read.message);
     assert!(read.detail.get("outcome_unknown").is_none());
     assert!(!read.message.contains("carried"), "{}", read.message);
+    // Nor does a read's POST (the corpus search): the exchange marks it no write.
+    let mut search = reply(302, "application/json", "");
+    search.route = "POST /api/explorer/search".into();
+    let search = status_error(&search);
+    assert!(search.message.ends_with("so nothing was read."), "{}", search.message);
+    assert!(search.detail.get("outcome_unknown").is_none());
 }
 
 #[test]

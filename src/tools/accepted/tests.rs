@@ -15,6 +15,7 @@ fn accepted(act: Act, status: u16, body: Result<&str, ToolError>) -> Accepted {
         server_chosen: Vec::new(),
         caller_supplied: Vec::new(),
         offered: Vec::new(),
+        write: true,
     });
     Accepted {
         act,
