@@ -52,6 +52,13 @@ build before "$before_rev"
 build after "$after_rev"
 
 # The cases and the fake come from this checkout, whichever commits are compared.
+# It is built where the caller's cargo builds (CARGO_TARGET_DIR, a configured
+# target-dir, or target/), so the binary is run from the path cargo reports.
 echo "building the comparison (examples/compare.rs)" >&2
-(cd "$root" && cargo build --quiet --locked --example compare)
-"$root/target/debug/examples/compare" --before "$work/resmon-mcp-before" --after "$work/resmon-mcp-after" "$@"
+compare=$(cd "$root" && cargo build --quiet --locked --example compare --message-format=json-render-diagnostics |
+    sed -n 's/.*"executable":"\([^"]*\/compare\)".*/\1/p' | tail -n 1)
+if [ -z "$compare" ] || [ ! -x "$compare" ]; then
+    echo "$0: cargo did not report where it built examples/compare.rs" >&2
+    exit 2
+fi
+"$compare" --before "$work/resmon-mcp-before" --after "$work/resmon-mcp-after" "$@"
