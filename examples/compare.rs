@@ -8,12 +8,24 @@
 //! branch of every tool) as a success; one way to each error code of the
 //! contract (as tests/it/readable.rs reaches them); and each call again with
 //! a fault on each route it sends to (found by a first run of the call): the
-//! write faults on a write's routes and its read-backs, a few answer faults
-//! on a read's. Each case runs each build against a fresh fake in the same
-//! state, and compares the exit code, stdout and stderr, with what differs
-//! between two starts of the fake (its port, folder, runtime id, the time)
-//! replaced by placeholders. Prints each difference; exits 1 when there is
-//! one, 0 when every case printed the same.
+//! write faults on a write's routes and its read-backs, the read faults on
+//! each route of a read. Between them the two lists reach every way an
+//! exchange can end in the server (docs/contract-notes.md 4, 5, 16, 17, 18
+//! and 26): broken, reset and closed connections with and without a status
+//! line, heads and bodies that stall, trickle or are too large, an interim
+//! 100 before an answer or before silence, no answer before the deadline,
+//! redirects, the guard's 401 (once, when resmon restarted, and every time)
+//! and 403, 400 and 422 refusals, and answers of the wrong shape or with the
+//! token planted in them. The cases that wait for the deadline run with a
+//! shorter per-call bound, so that the comparison stays within minutes.
+//!
+//! Each case runs each build against a fresh fake in the same state, and
+//! compares the exit code, stdout and stderr, with what differs between two
+//! starts of the fake (its port, folder, runtime id, token, the time)
+//! replaced by placeholders. A case whose output holds the fake's token
+//! counts as differing even when both builds printed it: no credential may
+//! reach output (docs/contract-notes.md 5). Prints each difference; exits 1
+//! when there is one, 0 when every case printed the same.
 
 #[path = "../tests/it/calls.rs"]
 mod calls;
@@ -38,7 +50,15 @@ Usage: cargo run --example compare -- --before PATH --after PATH [--only TEXT]
 ";
 
 /// The per-call bound both builds run with, so that a stalled answer ends soon.
-const BOUND_MS: &str = "1500";
+const BOUND_MS: u64 = 1500;
+
+/// The bound of the cases whose fault holds the answer back until the
+/// deadline (a hang, a stall, a trickle): each of them costs this much per
+/// build. A write is sent only with a quarter of the bound left
+/// (src/backend/exchange.rs, `check_deadline`), so what comes before the
+/// faulted request (the health request, a settings read) has 375 ms, far
+/// more than a local answer takes even on a busy machine.
+const HANG_BOUND_MS: u64 = 500;
 
 /// What a case does to the fake before the call.
 #[derive(Clone)]
@@ -46,6 +66,10 @@ enum Arrange {
     Nothing,
     /// This fault on this method and exact path.
     Route(String, String, Fault),
+    /// The fake restarts (a new token and runtime id) just before the next
+    /// request to this method and path arrives: that request meets one
+    /// `401 token_invalid`, and a resend after rediscovery goes through.
+    RestartBefore(String, String),
     /// A canned answer for this method and path.
     Answer(String, String, u16, String),
     /// No resmon: a port file naming a closed port, and a token.
@@ -61,6 +85,16 @@ struct Case {
     /// With `@RUNTIME_ID@` where the fake's runtime id goes.
     arguments: Value,
     arrange: Arrange,
+    /// RESMON_MCP_TIMEOUT_MS for both builds.
+    bound_ms: u64,
+}
+
+/// What a faulted case does to one route.
+#[derive(Clone)]
+enum Meet {
+    Fault(Fault),
+    /// See [`Arrange::RestartBefore`].
+    Restart,
 }
 
 /// What one build printed for one case.
@@ -69,6 +103,12 @@ struct Printed {
     exit: Option<i32>,
     stdout: String,
     stderr: String,
+}
+
+impl Printed {
+    fn holds(&self, text: &str) -> bool {
+        self.stdout.contains(text) || self.stderr.contains(text)
+    }
 }
 
 const RUNTIME_ID: &str = "@RUNTIME_ID@";
@@ -90,11 +130,38 @@ fn with_runtime_id(value: &Value, runtime_id: &str) -> Value {
     serde_json::from_str(&value.to_string().replace(RUNTIME_ID, runtime_id)).expect("still JSON")
 }
 
+/// What differs between two starts of the fake, each with its placeholder.
+struct Varying {
+    /// The runtime ids and tokens the fake had before and after the call
+    /// (they differ when it restarted during it).
+    runtime_ids: [String; 2],
+    tokens: [String; 2],
+    port: u16,
+}
+
+impl Varying {
+    fn of(fake: &FakeBackend, runtime_id: String, token: String) -> Varying {
+        Varying {
+            runtime_ids: [runtime_id, fake.runtime_id()],
+            tokens: [token, fake.token()],
+            port: fake.port(),
+        }
+    }
+}
+
+/// Stands where the fake's token was found in an output.
+const TOKEN_SEEN: &str = "<TOKEN>";
+
 /// Replaces what differs between two starts of the fake with placeholders.
-fn normalise(text: &str, fake: Option<&FakeBackend>, dir: &Path) -> String {
+fn normalise(text: &str, varying: Option<&Varying>, dir: &Path) -> String {
     let mut text = text.replace(&dir.display().to_string(), "<DIR>");
-    if let Some(fake) = fake {
-        text = text.replace(&fake.runtime_id(), "<RUNTIME_ID>").replace(&fake.port().to_string(), "<PORT>");
+    if let Some(varying) = varying {
+        for token in &varying.tokens {
+            text = text.replace(token.as_str(), TOKEN_SEEN);
+        }
+        let [first, second] = &varying.runtime_ids;
+        text = text.replace(first.as_str(), "<RUNTIME_ID>").replace(second.as_str(), "<RUNTIME_ID_2>");
+        text = text.replace(&varying.port.to_string(), "<PORT>");
     }
     // The time a deadline left, which varies with the machine's load.
     for (opening, closing) in [("Only ", " s was left"), ("\"time_left_s\": ", "\n")] {
@@ -149,8 +216,9 @@ fn mask_between(text: &str, opening: &str, closing: &str) -> String {
 fn run(server: &Path, case: &Case) -> Printed {
     let dir = fresh_dir();
     let mut fake = None;
-    let mut env: Vec<(String, String)> = vec![("RESMON_MCP_TIMEOUT_MS".into(), BOUND_MS.into())];
+    let mut env: Vec<(String, String)> = vec![("RESMON_MCP_TIMEOUT_MS".into(), case.bound_ms.to_string())];
     let mut runtime_id = OTHER_RUNTIME.to_string();
+    let mut token = String::new();
     match &case.arrange {
         Arrange::Stopped => {
             // A port nothing listens on, the same for both builds.
@@ -169,6 +237,7 @@ fn run(server: &Path, case: &Case) -> Printed {
             let backend = FakeBackend::start(&dir);
             match other {
                 Arrange::Route(method, path, fault) => backend.set_fault_for(method, path, fault.clone()),
+                Arrange::RestartBefore(method, path) => backend.restart_before(method, path),
                 Arrange::Answer(method, path, status, body) => {
                     backend.override_response(method, path, *status, &[], body)
                 }
@@ -177,6 +246,7 @@ fn run(server: &Path, case: &Case) -> Printed {
             env.push(("RESMON_PORT_FILE".into(), backend.port_file().display().to_string()));
             env.push(("RESMON_STATE_DIR".into(), backend.state_dir().display().to_string()));
             runtime_id = backend.runtime_id();
+            token = backend.token();
             fake = Some(backend);
         }
     }
@@ -190,10 +260,11 @@ fn run(server: &Path, case: &Case) -> Printed {
         .envs(env)
         .output()
         .expect("start the server");
+    let varying = fake.as_ref().map(|fake| Varying::of(fake, runtime_id, token));
     let printed = Printed {
         exit: output.status.code(),
-        stdout: normalise(&String::from_utf8_lossy(&output.stdout), fake.as_ref(), &dir),
-        stderr: normalise(&String::from_utf8_lossy(&output.stderr), fake.as_ref(), &dir),
+        stdout: normalise(&String::from_utf8_lossy(&output.stdout), varying.as_ref(), &dir),
+        stderr: normalise(&String::from_utf8_lossy(&output.stderr), varying.as_ref(), &dir),
     };
     if let Some(fake) = fake {
         fake.stop();
@@ -212,7 +283,7 @@ fn routes_of(server: &Path, tool: &str, arguments: &Value) -> Vec<(String, Strin
         .args(["call", tool, &arguments.to_string()])
         .env("RESMON_PORT_FILE", fake.port_file())
         .env("RESMON_STATE_DIR", fake.state_dir())
-        .env("RESMON_MCP_TIMEOUT_MS", BOUND_MS)
+        .env("RESMON_MCP_TIMEOUT_MS", BOUND_MS.to_string())
         .output();
     let mut routes: Vec<(String, String)> = Vec::new();
     for (index, request) in fake.requests().into_iter().enumerate() {
@@ -227,39 +298,112 @@ fn routes_of(server: &Path, tool: &str, arguments: &Value) -> Vec<(String, Strin
     routes
 }
 
-/// The faults a write meets on its own route and its read-backs.
-fn write_faults() -> Vec<(&'static str, Fault)> {
+/// An interim status line, as resmon's server may send one before its answer.
+const CONTINUE: &str = "HTTP/1.1 100 Continue\r\n\r\n";
+
+/// One fault of a list: its name, what it does, and the bound its cases run with.
+type Faulted = (&'static str, Meet, u64);
+
+fn fault(name: &'static str, fault: Fault) -> Faulted {
+    (name, Meet::Fault(fault), BOUND_MS)
+}
+
+/// A fault that holds the answer back until the call's deadline.
+fn held(name: &'static str, fault: Fault) -> Faulted {
+    (name, Meet::Fault(fault), HANG_BOUND_MS)
+}
+
+fn preceded(then: Fault) -> Fault {
+    Fault::Preceded(CONTINUE.into(), Box::new(then))
+}
+
+/// The faults both lists share: those a read and a write meet alike,
+/// though what the server makes of them differs (a write whose outcome
+/// nothing shows is `outcome_unknown`, docs/contract-notes.md 26).
+fn shared_faults() -> Vec<Faulted> {
     vec![
-        ("CloseWithoutAnswer", Fault::CloseWithoutAnswer),
-        ("BreakOff(8)", Fault::BreakOff(8)),
-        ("ResetAfter(8)", Fault::ResetAfter(8)),
-        ("StallAfter(8)", Fault::StallAfter(8)),
-        ("StallInHead", Fault::StallInHead),
-        ("InvalidHeader", Fault::InvalidHeader),
-        ("BigHead(20000)", Fault::BigHead(20_000)),
-        ("Html500", Fault::Html500),
-        ("NonJson200", Fault::NonJson200),
-        ("WrongShape200", Fault::WrongShape200),
-        ("NullsBody200", Fault::NullsBody200),
-        ("Unauthorized", Fault::Unauthorized),
-        ("Status(409)", Fault::Status(409, r#"{"detail":"Already running"}"#.into())),
-        ("Status(422)", Fault::Status(422, r#"{"detail":"Value not accepted"}"#.into())),
-        ("RenameKey(id)", Fault::RenameKey("id".into(), "ident".into())),
-        ("RepeatKey(id)", Fault::RepeatKey("id".into(), json!(424242))),
-        ("Slow(1200)", Fault::Slow(1200)),
+        fault("CloseWithoutAnswer", Fault::CloseWithoutAnswer),
+        fault("ResetWithoutAnswer", Fault::ResetWithoutAnswer),
+        fault("BreakOff(8)", Fault::BreakOff(8)),
+        fault("ResetAfter(8)", Fault::ResetAfter(8)),
+        fault("InvalidHeader", Fault::InvalidHeader),
+        fault("BigHead(20000)", Fault::BigHead(20_000)),
+        fault("Oversize", Fault::Oversize),
+        fault("Html500", Fault::Html500),
+        fault("NonJson200", Fault::NonJson200),
+        fault("WrongShape200", Fault::WrongShape200),
+        fault("NullsBody200", Fault::NullsBody200),
+        fault("EchoToken", Fault::EchoToken),
+        fault("Preceded(100)", preceded(Fault::None)),
+        fault("Redirect(302)", Fault::Redirect),
+        // The guard's 401 on every request to the route: the one resend
+        // after rediscovery meets it again (docs/contract-notes.md 18).
+        fault("Unauthorized", Fault::Unauthorized),
+        // One 401: resmon restarted just before the request.
+        ("RestartBefore (401 once)", Meet::Restart, BOUND_MS),
+        fault("HostRefused (403)", Fault::HostRefused),
+        fault(
+            "Status(400 framework)",
+            Fault::Status(400, r#"{"detail":"There was an error parsing the body"}"#.into()),
+        ),
+        held("Hang", Fault::Hang),
+        held("TrickleHead", Fault::TrickleHead),
+        held("TrickleBody", Fault::TrickleBody),
+        held("Preceded(100, Hang)", preceded(Fault::Hang)),
     ]
 }
 
+/// The faults a write meets on its own route and its read-backs.
+fn write_faults() -> Vec<Faulted> {
+    let mut faults = shared_faults();
+    faults.extend([
+        held("StallAfter(8)", Fault::StallAfter(8)),
+        held("StallInHead", Fault::StallInHead),
+        // A final 2xx head after the interim one is acceptance, though it stalls.
+        held("Preceded(100, StallInHead)", preceded(Fault::StallInHead)),
+        fault("RedirectTo(303)", Fault::RedirectTo(303, "/api/routines/9".into(), String::new())),
+        fault("RedirectTo(307)", Fault::RedirectTo(307, "/elsewhere".into(), r#"{"detail":"moved"}"#.into())),
+        fault("Status(409)", Fault::Status(409, r#"{"detail":"Already running"}"#.into())),
+        fault("Status(422)", Fault::Status(422, r#"{"detail":"Value not accepted"}"#.into())),
+        // A validation list naming a field a create's caller supplies.
+        fault(
+            "Status(422 loc name)",
+            Fault::Status(
+                422,
+                r#"{"detail":[{"type":"missing","loc":["body","name"],"msg":"Field required","input":{}}]}"#
+                    .into(),
+            ),
+        ),
+        fault("RenameKey(id)", Fault::RenameKey("id".into(), "ident".into())),
+        fault("RepeatKey(id)", Fault::RepeatKey("id".into(), json!(424242))),
+        // Answered with a fifth of the bound left: a write's read-back still
+        // goes, a settings PUT after a slow read does not (a write needs a
+        // quarter of the bound).
+        ("Slow(1200)", Meet::Fault(Fault::Slow(1200)), BOUND_MS),
+    ]);
+    faults
+}
+
 /// The faults a read meets on each of its routes.
-fn read_faults() -> Vec<(&'static str, Fault)> {
-    vec![
-        ("Html500", Fault::Html500),
-        ("NonJson200", Fault::NonJson200),
-        ("WrongShape200", Fault::WrongShape200),
-        ("NullsBody200", Fault::NullsBody200),
-        ("CloseWithoutAnswer", Fault::CloseWithoutAnswer),
-        ("Status(404 framework)", Fault::Status(404, r#"{"detail":"Not Found"}"#.into())),
-    ]
+fn read_faults() -> Vec<Faulted> {
+    let mut faults = shared_faults();
+    faults.extend([
+        fault("Status(404 framework)", Fault::Status(404, r#"{"detail":"Not Found"}"#.into())),
+        fault("RedirectTo(301)", Fault::RedirectTo(301, "/api/v2/elsewhere".into(), r#"{"detail":"moved"}"#.into())),
+        // A validation list naming the page size, which the caller chose on
+        // some calls and this server on others (docs/contract-notes.md 17).
+        fault(
+            "Status(422 loc limit)",
+            Fault::Status(
+                422,
+                r#"{"detail":[{"type":"less_than_equal","loc":["query","limit"],"msg":"too big","input":"900"}]}"#
+                    .into(),
+            ),
+        ),
+        fault("DropKey(id)", Fault::DropKey("id".into())),
+        fault("NullKey(id)", Fault::NullKey("id".into())),
+    ]);
+    faults
 }
 
 fn cases(after: &Path) -> Vec<Case> {
@@ -271,6 +415,7 @@ fn cases(after: &Path) -> Vec<Case> {
             tool: tool.to_string(),
             arguments: arguments.clone(),
             arrange: Arrange::Nothing,
+            bound_ms: BOUND_MS,
         });
     }
     // One way to each error code (tests/it/readable.rs).
@@ -279,6 +424,7 @@ fn cases(after: &Path) -> Vec<Case> {
         tool: tool.into(),
         arguments,
         arrange,
+        bound_ms: BOUND_MS,
     };
     let route = |method: &str, path: &str, fault: Fault| Arrange::Route(method.into(), path.into(), fault);
     cases.extend([
@@ -324,12 +470,17 @@ fn cases(after: &Path) -> Vec<Case> {
     for (index, (tool, arguments)) in calls.iter().enumerate() {
         let faults = if writes.contains(tool) { write_faults() } else { read_faults() };
         for (method, path) in routes_of(after, tool, arguments) {
-            for (fault_name, fault) in &faults {
+            for (fault_name, meet, bound_ms) in &faults {
+                let arrange = match meet {
+                    Meet::Fault(fault) => Arrange::Route(method.clone(), path.clone(), fault.clone()),
+                    Meet::Restart => Arrange::RestartBefore(method.clone(), path.clone()),
+                };
                 cases.push(Case {
                     name: format!("fault {fault_name} on {method} {path}: #{index} {tool} {arguments}"),
                     tool: tool.to_string(),
                     arguments: arguments.clone(),
-                    arrange: Arrange::Route(method.clone(), path.clone(), fault.clone()),
+                    arrange,
+                    bound_ms: *bound_ms,
                 });
             }
         }
@@ -386,17 +537,27 @@ fn main() {
     }
     let mut differing = 0;
     for case in &cases {
-        let (old, new) = (run(&before, case), run(&after, case));
-        if old == new {
+        // The two builds run side by side: most of a case's time is a wait
+        // for the deadline, and both face the same load.
+        let (old, new) = std::thread::scope(|scope| {
+            let old = scope.spawn(|| run(&before, case));
+            let new = run(&after, case);
+            (old.join().expect("the run of the build before"), new)
+        });
+        let leaks = [&old, &new].iter().any(|printed| printed.holds(TOKEN_SEEN));
+        if old == new && !leaks {
             continue;
         }
         differing += 1;
         println!("DIFFERS: {}", case.name);
+        if leaks {
+            println!("  the fake's token reached the output (shown as {TOKEN_SEEN})");
+        }
         if old.exit != new.exit {
             println!("  exit: {:?} -> {:?}", old.exit, new.exit);
         }
         for (what, old, new) in [("stdout", &old.stdout, &new.stdout), ("stderr", &old.stderr, &new.stderr)] {
-            if old != new {
+            if old != new || old.contains(TOKEN_SEEN) {
                 println!("  {what} before: {}", old.trim_end());
                 println!("  {what} after:  {}", new.trim_end());
             }

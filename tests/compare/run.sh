@@ -2,14 +2,22 @@
 # Builds resmon-mcp at two commits and compares what `resmon-mcp call`
 # prints for every case of examples/compare.rs (every call of
 # tests/it/calls.rs as a success, one way to each error code, and each call
-# with faults on each route it sends to), against the fake of this checkout.
+# with each of the fake's faults on each route it sends to: broken, reset,
+# stalled, trickled, oversized and redirected answers, an interim 100, no
+# answer before the deadline, the guard's 401 and 403, 400 and 422
+# refusals, and a token planted in an answer), against the fake of this
+# checkout. The header of examples/compare.rs lists what it covers.
 #
 #   tests/compare/run.sh BEFORE AFTER [--only TEXT]
 #
 # BEFORE and AFTER are any commits (`main`, `HEAD`, a hash). Each is checked
-# out in a temporary worktree and built there (one shared target folder, so
-# the dependencies are built once). Prints each case that differs; exits 1
-# when one does, 0 when none does, 2 when it could not run.
+# out in a temporary worktree and built there, both into one target folder
+# (COMPARE_TARGET_DIR, or a temporary one), so the dependencies are built
+# once; naming a folder that already holds them saves building them again.
+# The comparison itself is built wherever cargo builds for the caller. The
+# cases take about three minutes on a two-core machine, most of it spent
+# waiting for deadlines. Prints each case that differs; exits 1 when one
+# does, 0 when none does, 2 when it could not run.
 set -euo pipefail
 
 if [ $# -lt 2 ]; then
@@ -44,6 +52,13 @@ build before "$before_rev"
 build after "$after_rev"
 
 # The cases and the fake come from this checkout, whichever commits are compared.
+# It is built where the caller's cargo builds (CARGO_TARGET_DIR, a configured
+# target-dir, or target/), so the binary is run from the path cargo reports.
 echo "building the comparison (examples/compare.rs)" >&2
-(cd "$root" && cargo build --quiet --locked --example compare)
-"$root/target/debug/examples/compare" --before "$work/resmon-mcp-before" --after "$work/resmon-mcp-after" "$@"
+compare=$(cd "$root" && cargo build --quiet --locked --example compare --message-format=json-render-diagnostics |
+    sed -n 's/.*"executable":"\([^"]*\/compare\)".*/\1/p' | tail -n 1)
+if [ -z "$compare" ] || [ ! -x "$compare" ]; then
+    echo "$0: cargo did not report where it built examples/compare.rs" >&2
+    exit 2
+fi
+"$compare" --before "$work/resmon-mcp-before" --after "$work/resmon-mcp-after" "$@"
