@@ -4,10 +4,13 @@
 //! 18), the identity preflight of a pinned call (`checked_health`), and the
 //! release the confirmed resmon reported.
 //!
-//! It decides where a request goes and whether it goes again; it never
-//! builds an HTTP request itself (`exchange` does) and never reads what an
-//! answer of resmon's means (`refusal` does, health answers included). It
-//! words only its own steps: which candidate it tried and what named it.
+//! It decides where a request goes and whether it goes again, and whether
+//! a candidate is resmon at all (its health answer is 200 with `status:
+//! "ok"`). It never builds an HTTP request itself (`exchange` does), and
+//! what a refusal or a health answer says beyond that (a 401's reason, a
+//! mismatch, a pinned identity) is read, and the errors worded, in
+//! `refusal`. Its own sentences name only its steps: the candidate tried
+//! and what named it.
 
 use serde_json::{Value, json};
 

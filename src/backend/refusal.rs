@@ -2,12 +2,14 @@
 //! other than 2xx (`status_error`), a route this release does not serve, a
 //! redirect, a token the guard refused, and whose mistake a 400 or 422 is
 //! (`judge_refusal`, contract-notes 17), including a value the tool offers
-//! that this release does not know; and a health answer (`judge_health`: a
-//! mismatch resmon reported, or a candidate that is not resmon).
+//! that this release does not know; a health answer (`judge_health`: a
+//! mismatch resmon reported, a pinned identity); and the wording for a
+//! candidate the instance found is not resmon (`not_resmons_health`).
 //!
-//! It reads a `Reply` and nothing else: it never sends a request, never
-//! touches the agent, the transport or the cached instance, and keeps no
-//! state between calls. What it says comes from what resmon answered.
+//! It reads a `Reply` (and the candidate or instance it came from, only to
+//! name it): it never sends a request, never touches the agent, the
+//! transport or the cached instance, and keeps no state between calls. What
+//! it says comes from what resmon answered.
 
 use serde_json::{Value, json};
 

@@ -160,7 +160,6 @@ fn wrong_type(path: &str, expected: &str, got: &Value) -> RpcError {
     invalid(format!("{path} must be {expected}, not {}.", kind_of(got)))
 }
 
-/// A value's JSON type, as a sentence names it.
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -310,12 +310,15 @@ mod tests {
             .with_detail("keys", json!(["ai_api_key"]))
             .with_detail("answered", json!({"id": 7, "auth": "T1", "note": "{\"secret\": \"T2\"}"}))
             .with_detail("session_token", json!("T3"))
-            .with_detail("failure", json!({"token_file": "/state/api-token-8765", "session_token": "T4"}))
+            .with_detail(
+                "failure",
+                json!({"token_file": "/state/api-token-8765", "keys": ["ai_api_key"], "session_token": "T4"}),
+            )
             .with_top_level("tried", json!(["http://127.0.0.1:8765"]));
         let Err(error) = shown(&Shape::default(), Err(error)) else { panic!() };
         assert_eq!(
             error.detail["failure"],
-            json!({"token_file": "/state/api-token-8765", "session_token": withheld()}),
+            json!({"token_file": "/state/api-token-8765", "keys": ["ai_api_key"], "session_token": withheld()}),
             "the nested detail of what failed after a write is this server's too"
         );
         assert_eq!(error.detail["token_file"], "/state/api-token-8765");

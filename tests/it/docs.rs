@@ -219,39 +219,59 @@ fn the_docs_name_only_tools_of_the_table() {
     }
 }
 
-/// The prose inside Rust source: the text of its comments and of its string
-/// literals (plain and raw), each followed by a newline; code is left out,
-/// so that a function or field named like a tool is not taken for one.
+/// The prose inside Rust source: the text of its comments (line and block)
+/// and of its string literals (plain, byte and raw), each followed by a
+/// newline. Code is left out, so that a function or field named like a tool
+/// is not taken for one; an escape (`\n`, `\"`) reads as a space, so that a
+/// word right after it is read whole.
 fn prose_of_rust(code: &str) -> String {
     let mut prose = String::new();
     let bytes = code.as_bytes();
+    let after_identifier =
+        |at: usize| at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
     let mut at = 0;
     while at < bytes.len() {
         let rest = &code[at..];
+        let raw = rest.strip_prefix("br").or_else(|| rest.strip_prefix('r'));
         if rest.starts_with("//") {
             let end = rest.find('\n').unwrap_or(rest.len());
             prose.push_str(&rest[..end]);
             prose.push('\n');
             at += end;
-        } else if let Some(hashes) =
-            rest.strip_prefix('r').map(|raw| raw.len() - raw.trim_start_matches('#').len())
-            && rest[1 + hashes..].starts_with('"')
-            && (at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_'))
+        } else if rest.starts_with("/*") {
+            let end = rest.find("*/").map_or(rest.len(), |end| end + 2);
+            prose.push_str(&rest[..end]);
+            prose.push('\n');
+            at += end;
+        } else if let Some(raw) = raw
+            && raw.trim_start_matches('#').starts_with('"')
+            && !after_identifier(at)
         {
-            let open = 2 + hashes;
+            let hashes = raw.len() - raw.trim_start_matches('#').len();
+            let open = rest.len() - raw.len() + hashes + 1;
             let close = format!("\"{}", "#".repeat(hashes));
             let end = rest[open..].find(&close).map_or(rest.len(), |end| open + end);
             prose.push_str(&rest[open..end]);
             prose.push('\n');
             at += (end + close.len()).min(rest.len());
         } else if rest.starts_with('"') {
-            let mut end = 1;
-            while end < rest.len() && rest.as_bytes()[end] != b'"' {
-                end += if rest.as_bytes()[end] == b'\\' { 2 } else { 1 };
+            let mut chars = rest.char_indices().skip(1);
+            let mut end = rest.len();
+            while let Some((index, c)) = chars.next() {
+                match c {
+                    '"' => {
+                        end = index + 1;
+                        break;
+                    }
+                    '\\' => {
+                        chars.next();
+                        prose.push(' ');
+                    }
+                    c => prose.push(c),
+                }
             }
-            prose.push_str(&rest[1..end.min(rest.len())]);
             prose.push('\n');
-            at += end + 1;
+            at += end;
         } else if let Some(after) = rest.strip_prefix('\'') {
             // A char literal ('"', '\'') is passed over whole; a lifetime
             // ('static) is one quote. An escape's backslash and the byte
@@ -285,10 +305,21 @@ fn rust_files(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
 #[test]
 fn the_sources_sentences_and_comments_name_only_tools_of_the_table() {
     // The reading must find words in strings and comments and none in code.
-    let sample = "fn get_routines() {} // see list_routine\nlet s = \"run_sweeps\"; let r = r#\"\"get_runs\"\"#; let q = '\"'; let e = '\\''; let c = 'x'; fn f<'a>(x: &'a str) -> &'a str { \"export_all\" }";
+    let sample = r##"fn get_routines() {} // see list_routine
+        let s = "run_sweeps"; let r = r#""get_runs""#; let q = '"'; let e = '\''; let c = 'x';
+        let b = br#"""#; let n = "x\nlist_routinez"; /* get_thing */ let y = b"find_similars";
+        fn f<'a>(x: &'a str) -> &'a str { "export_all" }"##;
     assert_eq!(
         stray_tool_names(&prose_of_rust(sample)),
-        vec!["list_routine", "run_sweeps", "get_runs", "export_all"]
+        vec![
+            "list_routine",
+            "run_sweeps",
+            "get_runs",
+            "list_routinez",
+            "get_thing",
+            "find_similars",
+            "export_all"
+        ]
     );
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
