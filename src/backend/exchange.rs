@@ -79,10 +79,12 @@ impl Backend {
         self.request_timeout
     }
 
-    /// Starts one tool call: a fresh deadline shared by all its requests,
-    /// and the names of the request fields that carry the caller's
-    /// arguments, so that resmon refusing another field is not blamed on
-    /// the caller (contract-notes 17).
+    /// Starts one tool call: a fresh deadline shared by all its requests;
+    /// the names of the request fields that carry the caller's arguments,
+    /// so that resmon refusing another field is not blamed on the caller
+    /// (contract-notes 17); and whether the tool is a write, so that only a
+    /// write's POSTs and PUTs keep a write's margin and, when their outcome
+    /// is unknown, say so (`may_change`; contract-notes 4 and 26).
     pub(crate) fn begin_call(&mut self, caller_fields: Vec<String>, writes: bool) {
         self.deadline = Some(Instant::now() + self.request_timeout);
         self.writes = writes;

@@ -220,6 +220,20 @@ fn a_write_is_not_sent_when_discovery_used_its_margin() {
     assert_eq!(fake.state().executions.len(), runs);
 }
 
+/// A read that sends its question in a POST needs only a read's moment of
+/// the call, not a write's margin: after the same slow discovery the search
+/// still goes out and is answered (contract-notes 4 and 26).
+#[test]
+fn a_read_that_posts_is_sent_where_a_write_would_not_be() {
+    const BOUND_MS: u64 = 2000;
+    let fake = start_fake();
+    let mut session = session_with_bound(&fake, BOUND_MS);
+    fake.set_fault_for("GET", "/api/health", Fault::Slow(1750));
+    let (result, _) = timed_call(&mut session, "search_corpus", &json!({"query": "synthetic"}), BOUND_MS);
+    structured(&result);
+    assert_eq!(fake.requests_to("POST", "/api/explorer/search").len(), 1, "the search was not sent");
+}
+
 /// The same after the one resend: a 401 token_invalid leads to a second
 /// discovery, and the write goes out again only with its margin left.
 #[test]
