@@ -23,7 +23,7 @@ use ureq::Agent;
 
 use self::exchange::Watch;
 pub(crate) use self::exchange::{Method, Offered, Reply, answered_before_failing};
-pub(crate) use self::refusal::{is_missing_route, status_error, success};
+pub(crate) use self::refusal::{is_missing_route, is_outcome_unknown, status_error, status_line, success};
 use crate::discovery::{Candidate, Environment};
 use crate::error::{Code, ToolError};
 
@@ -48,6 +48,31 @@ pub fn unexpected_shape(route: &str, expected: &str) -> ToolError {
         ),
     )
     .with_detail("route", json!(route))
+}
+
+/// What a write would have done, and the read that shows whether it did:
+/// the words an answer uses when resmon may have carried the write out but
+/// said nothing that shows it (no status line, only an interim one, a
+/// redirect, or a 5xx; contract-notes 26). The tool that sends the write
+/// gives them (`Backend::expect_write`), since only it knows its own read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct WriteCheck {
+    /// What resmon may have done, as the end of "resmon may have …"
+    /// ("created a routine").
+    pub would_have: String,
+    /// One or two sentences naming the read that tells, and asking for it
+    /// before the write is called again.
+    pub check: String,
+}
+
+impl WriteCheck {
+    /// The words for a write whose tool gave none.
+    pub(crate) fn unnamed() -> WriteCheck {
+        WriteCheck {
+            would_have: "carried out this write".to_string(),
+            check: "Check with the matching read tool (or in the app) before calling it again.".to_string(),
+        }
+    }
 }
 
 /// A confirmed resmon: where it is, and the release it reported.
@@ -160,6 +185,9 @@ pub struct Backend {
     /// The one route of the current call whose 2xx answer's body is not
     /// read (a write whose answer carries nothing the tool uses).
     status_only: Option<String>,
+    /// What the current write would have done and the read that shows it
+    /// (`expect_write`); `None` until the write's tool names them.
+    write_check: Option<WriteCheck>,
     /// What the transport saw of the current exchange.
     watch: Watch,
 }
@@ -191,7 +219,7 @@ fn reply(status: u16, content_type: &str, body: &str) -> Reply {
         server_chosen: vec!["format".into()],
         caller_supplied: vec!["query".into()],
         offered: Vec::new(),
-        write: false,
+        write: None,
     }
 }
 

@@ -90,6 +90,19 @@ impl ToolError {
     }
 }
 
+/// A message up to its first sentence's end (a full stop followed by a
+/// space or the end): what happened, without the advice written after it
+/// for another situation.
+pub(crate) fn first_sentence(message: &str) -> &str {
+    let bytes = message.as_bytes();
+    for (index, byte) in bytes.iter().enumerate() {
+        if *byte == b'.' && bytes.get(index + 1).is_none_or(|next| *next == b' ') {
+            return &message[..=index];
+        }
+    }
+    message
+}
+
 impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.code.as_str(), self.message)

@@ -24,7 +24,7 @@ pub(super) use self::transport::Watch;
 use self::transport::{LiteralResolver, Seen, SlicedWaits, seen};
 use super::{
     Backend, CONNECT_TIMEOUT, IO_BUFFER_BYTES, Instance, MAX_BODY_BYTES, MAX_HEADER_BYTES,
-    MAX_REQUEST_TIMEOUT,
+    MAX_REQUEST_TIMEOUT, WriteCheck,
 };
 use crate::discovery::{Candidate, Environment};
 use crate::error::{Code, ToolError};
@@ -70,6 +70,7 @@ impl Backend {
             pinned: None,
             writes: false,
             status_only: None,
+            write_check: None,
             watch,
         }
     }
@@ -93,6 +94,19 @@ impl Backend {
         self.resent = false;
         self.pinned = None;
         self.status_only = None;
+        self.write_check = None;
+    }
+
+    /// Names, for the current write, what it would have done and the read
+    /// that shows whether it did, for an answer that leaves its outcome
+    /// unknown (contract-notes 26).
+    pub(crate) fn expect_write(&mut self, check: WriteCheck) {
+        self.write_check = Some(check);
+    }
+
+    /// The words for the current write whose outcome is unknown.
+    pub(super) fn write_check(&self) -> WriteCheck {
+        self.write_check.clone().unwrap_or_else(WriteCheck::unnamed)
     }
 
     /// Has this call's `method path` answer with its status line alone when
@@ -275,7 +289,7 @@ impl Backend {
     ) -> Reply {
         let (caller_supplied, server_chosen) = self.provenance(query, body);
         let offered = self.offered_in(query, body);
-        let write = self.may_change(&route);
+        let write = self.may_change(&route).then(|| self.write_check());
         Reply {
             status,
             headers,

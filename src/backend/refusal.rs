@@ -119,23 +119,32 @@ fn release_name(version: Option<&str>) -> String {
 
 /// 404 → not_found, unless the framework answered for a route this resmon
 /// lacks; 400/422 → whose mistake it was (contract-notes 17); 409/429 →
-/// conflict; 5xx and 3xx → upstream_error; other 4xx → internal_error.
-/// The message is resmon's own when it gave a sentence.
+/// conflict; 5xx (`server_error`) and 3xx (`redirected`) → upstream_error;
+/// other 4xx → internal_error. A 4xx's message is resmon's own when it gave
+/// a sentence, and otherwise names the status line and the route.
 pub(crate) fn status_error(reply: &Reply) -> ToolError {
     if is_missing_route(reply) {
         return missing_route(reply);
     }
     let status = reply.status;
+    let answered = format!("resmon answered {} with {}", reply.route, status_line(status));
     let (code, fallback) = match status {
-        404 => (Code::NotFound, "resmon has no such record."),
-        400 | 422 => (Code::InvalidArgument, "resmon refused the request's arguments."),
-        409 | 429 => (Code::Conflict, "resmon cannot do that right now because of its current state."),
+        404 => (
+            Code::NotFound,
+            format!("{answered} and no sentence of its own; the record is probably not there."),
+        ),
+        400 | 422 => (Code::InvalidArgument, format!("{answered}: it refused the request's arguments.")),
+        409 | 429 => {
+            (Code::Conflict, format!("{answered}: it cannot do that right now because of its current state."))
+        }
         300..=399 => return redirected(reply),
-        500..=599 => (Code::UpstreamError, "resmon hit an internal error while answering."),
+        500..=599 => return server_error(reply),
         _ => (
             Code::InternalError,
-            "resmon refused a request this server built; this is a bug in resmon-mcp or a \
-             version mismatch with the app.",
+            format!(
+                "{answered}: it refused a request this server built, which is a bug in resmon-mcp or a \
+                 sign that it and the app are from releases that do not match."
+            ),
         ),
     };
     let body = if is_json(reply) { reply.json().ok() } else { None };
@@ -144,7 +153,7 @@ pub(crate) fn status_error(reply: &Reply) -> ToolError {
         Some(Value::String(sentence)) if !sentence.trim().is_empty() => Some(sentence.clone()),
         _ => None,
     };
-    let mut error = ToolError::new(code, sentence.clone().unwrap_or_else(|| fallback.to_string()))
+    let mut error = ToolError::new(code, sentence.clone().unwrap_or(fallback))
         .with_detail("status", json!(status))
         .with_detail("route", json!(reply.route));
     let mut problem_fields = Vec::new();
@@ -187,34 +196,111 @@ fn redirected(reply: &Reply) -> ToolError {
         .filter(|sentence| !sentence.is_empty())
         .map(|sentence| format!(" (resmon said: {sentence})"))
         .unwrap_or_default();
-    let write = reply.write;
-    let next = if !write {
-        "so nothing was read."
-    } else if status == 303 {
-        "so its answer was not read. This was a write, and a 303 after a write usually means it was \
-         done: check with the matching read tool (or in the app) before calling again."
-    } else {
-        "so its answer was not read. This was a write, and resmon may have carried it out before \
-         redirecting: check with the matching read tool (or in the app) before calling again."
-    };
-    let mut error = ToolError::new(
-        Code::UpstreamError,
-        format!(
-            "resmon answered {} with a redirect ({status}{to}){said}. This server does not follow \
-             redirects, {next}",
-            reply.route
+    let mut error = match &reply.write {
+        None => ToolError::new(
+            Code::UpstreamError,
+            format!(
+                "resmon answered {} with a redirect ({status}{to}){said}. This server does not follow \
+                 redirects, so nothing was read.",
+                reply.route
+            ),
         ),
-    )
+        Some(check) => ToolError::new(
+            Code::UpstreamError,
+            format!(
+                "resmon may have {}: it answered {} with a redirect ({status}{to}){said}, which this \
+                 server does not follow, so its answer was not read.{} {}",
+                check.would_have,
+                reply.route,
+                if status == 303 { " A 303 after a write usually means it was done." } else { "" },
+                check.check
+            ),
+        )
+        .with_detail("outcome_unknown", json!(true)),
+    }
     .with_detail("status", json!(status))
     .with_detail("route", json!(reply.route))
     .with_detail("redirect", json!(true));
     if let Some(path) = location {
         error = error.with_detail("location", json!(path));
     }
-    if write {
-        error = error.with_detail("outcome_unknown", json!(true));
+    error
+}
+
+/// A 5xx, said as what was seen: its status line and route, and resmon's
+/// own sentence only when its body was resmon's error (JSON with a
+/// `detail`), never "an internal error" that no body claimed; a plain-text
+/// 500 or a gateway's 502 says nothing more than its status. For a write,
+/// a 5xx does not say whether the work was done (only a 4xx refusal says it
+/// was not), so the answer opens with what resmon may have done, carries
+/// `outcome_unknown`, and names the read that tells (contract-notes 26).
+fn server_error(reply: &Reply) -> ToolError {
+    let said = own_sentence(reply).map(|sentence| format!(" and said: {sentence}")).unwrap_or_default();
+    let answered = format!("{} with {}{said}", reply.route, status_line(reply.status));
+    let error = match &reply.write {
+        None => ToolError::new(
+            Code::UpstreamError,
+            format!(
+                "resmon answered {answered}{}, so nothing of its answer was used. If it keeps \
+                 happening, restarting the resmon app may help.",
+                if said.is_empty() { "" } else { ";" }
+            ),
+        ),
+        Some(check) => ToolError::new(
+            Code::UpstreamError,
+            format!(
+                "resmon may have {}: it answered {answered}{}, which does not say whether it was done. {}",
+                check.would_have,
+                if said.is_empty() { "" } else { ";" },
+                check.check
+            ),
+        )
+        .with_detail("outcome_unknown", json!(true)),
+    };
+    let mut error = error.with_detail("status", json!(reply.status)).with_detail("route", json!(reply.route));
+    if let Some(Value::Object(object)) = own_detail(reply) {
+        for key in ["reason", "code", "message"] {
+            if let Some(value) = object.get(key).filter(|value| value.is_string()) {
+                error = error.with_detail(key, value.clone());
+            }
+        }
     }
     error
+}
+
+/// Whether an error says that a write may or may not have been carried out.
+pub(crate) fn is_outcome_unknown(error: &ToolError) -> bool {
+    error.detail.get("outcome_unknown") == Some(&json!(true))
+}
+
+/// The `detail` of resmon's own error body: a JSON answer that holds one.
+fn own_detail(reply: &Reply) -> Option<Value> {
+    if !is_json(reply) {
+        return None;
+    }
+    reply.json().ok()?.get_mut("detail").map(Value::take)
+}
+
+/// resmon's own sentence in its error body: its `detail` when that is
+/// text, or the `message` of a `detail` object.
+fn own_sentence(reply: &Reply) -> Option<String> {
+    let detail = own_detail(reply)?;
+    let sentence = match &detail {
+        Value::String(sentence) => sentence,
+        Value::Object(object) => object.get("message")?.as_str()?,
+        _ => return None,
+    };
+    let sentence = sentence.trim();
+    (!sentence.is_empty()).then(|| sentence.to_string())
+}
+
+/// A status as its line names it: the code and its standard reason phrase
+/// ("503 Service Unavailable"), or the code alone for one without a name.
+pub(crate) fn status_line(status: u16) -> String {
+    match ureq::http::StatusCode::from_u16(status).ok().and_then(|code| code.canonical_reason()) {
+        Some(reason) => format!("{status} {reason}"),
+        None => status.to_string(),
+    }
 }
 
 /// The path a `Location` value names, without scheme, host, port, query or

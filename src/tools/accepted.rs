@@ -20,7 +20,7 @@ mod tests;
 use serde_json::{Map, Value, json};
 
 use crate::backend::{self, Backend, Method, Reply};
-use crate::error::{Code, ToolError};
+use crate::error::{Code, ToolError, first_sentence};
 use crate::settings_policy as policy;
 
 /// What a write does, for the sentence that opens an error after acceptance.
@@ -59,13 +59,15 @@ pub(crate) struct Accepted {
 
 /// What sending a write came to, when a status line arrived.
 pub(crate) enum Sent {
-    /// Any status but 2xx, its body read whole: nothing was accepted.
+    /// A 3xx or 4xx, its body read whole: nothing was accepted (a 3xx is
+    /// said by `backend::status_error` as an outcome not known).
     Refused(Reply),
     Accepted(Accepted),
 }
 
 /// Sends one write. A failure before any status line is the backend's own
-/// error (with `outcome_unknown` where the request went out).
+/// error (with `outcome_unknown` where the request went out), and so is a
+/// 5xx, which leaves the outcome unknown as well.
 pub(crate) fn send(
     backend: &mut Backend,
     act: Act,
@@ -75,7 +77,11 @@ pub(crate) fn send(
     id_key: Option<&'static str>,
 ) -> Result<Sent, ToolError> {
     let route = format!("{} {path}", method.as_str());
+    backend.expect_write(act.write_check());
     let (status, body) = match backend.send(method, path, &[], body) {
+        // A 5xx does not say whether the work was done: said as an outcome
+        // not known, with the read that tells (contract-notes 26).
+        Ok(reply) if reply.status >= 500 => return Err(backend::status_error(&reply)),
         Ok(reply) if !reply.is_success() => return Ok(Sent::Refused(reply)),
         Ok(reply) => (reply.status, Ok(reply)),
         Err(error) => match backend::answered_before_failing(&error, &route) {
@@ -345,16 +351,4 @@ pub(crate) fn shown_value(value: &Value) -> String {
         _ => "a long number",
     }
     .to_string()
-}
-
-/// A cause's message up to its first sentence's end: what failed, without
-/// advice written for a call that had not been accepted.
-fn first_sentence(message: &str) -> &str {
-    let bytes = message.as_bytes();
-    for (index, byte) in bytes.iter().enumerate() {
-        if *byte == b'.' && bytes.get(index + 1).is_none_or(|next| *next == b' ') {
-            return &message[..=index];
-        }
-    }
-    message
 }

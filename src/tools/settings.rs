@@ -6,8 +6,12 @@
 //! names (over every requested key), withheld names, then the GET, then keys the
 //! group does not have, then values. Everything before the GET sends nothing.
 
+mod diff;
+mod outcome;
+
 use serde_json::{Map, Value, json};
 
+use self::diff::diff_answer;
 use super::accepted::{self, Act, Sent};
 use super::{Probe, Tool, object};
 use crate::args::Args;
@@ -104,9 +108,17 @@ fn update_settings(backend: &mut Backend, args: &Args) -> ToolResult {
     // answer, so a 2xx is all that is taken from it (contract-notes 26),
     // and its body is not even waited for.
     backend.status_only(Method::Put, &path);
-    let accepted = match accepted::send(backend, act, Method::Put, &path, Some(&body), None)? {
-        Sent::Refused(reply) => return Err(backend::status_error(&reply)),
-        Sent::Accepted(accepted) => accepted,
+    let accepted = match accepted::send(backend, act, Method::Put, &path, Some(&body), None) {
+        Ok(Sent::Refused(reply)) => return Err(backend::status_error(&reply)),
+        Ok(Sent::Accepted(accepted)) => accepted,
+        // A 5xx, or an answer lost before its status line: whether the group
+        // changed is read back rather than left unknown (contract-notes 26).
+        Err(error) if backend::is_outcome_unknown(&error) => {
+            let asked =
+                outcome::Asked { group, path: &path, requested: &requested, sent: &sent, before: &before };
+            return Err(outcome::read_back(backend, &asked, error));
+        }
+        Err(error) => return Err(error),
     };
     let after_acceptance = |error: ToolError| {
         error.with_detail("group", json!(group)).with_detail("requested", Value::Object(echoed(&requested)))
@@ -138,13 +150,13 @@ fn update_settings(backend: &mut Backend, args: &Args) -> ToolResult {
 
 /// A settings map as it may be shown: a credential-shaped key (the same
 /// words the refusal on the way in uses) is named, and its value withheld.
-fn echoed(settings: &Map<String, Value>) -> Map<String, Value> {
+pub(super) fn echoed(settings: &Map<String, Value>) -> Map<String, Value> {
     settings.iter().map(|(key, value)| (key.clone(), shown(key, value.clone()))).collect()
 }
 
 /// One value as it may be shown: withheld under a credential-shaped key, and
 /// with any credential-shaped key inside it withheld (contract-notes 13).
-fn shown(key: &str, mut value: Value) -> Value {
+pub(super) fn shown(key: &str, mut value: Value) -> Value {
     if policy::credential_word(key).is_some() {
         return policy::withheld();
     }
@@ -227,7 +239,11 @@ fn refuse_unusable_values(requested: &Map<String, Value>) -> Result<(), ToolErro
 /// group read some other way: it is resmon's answer in a shape this server
 /// does not read, said as that, so that no key the caller named is called
 /// unknown on its evidence.
-fn read_group(backend: &mut Backend, group: &str, path: &str) -> Result<Map<String, Value>, ToolError> {
+pub(super) fn read_group(
+    backend: &mut Backend,
+    group: &str,
+    path: &str,
+) -> Result<Map<String, Value>, ToolError> {
     let body = backend.get_object(path, &[])?;
     let route = format!("GET {path}");
     let (values, expected) = if group == "embeddings" {
@@ -341,106 +357,8 @@ fn as_text(key: &str, value: &Value) -> Result<Value, ToolError> {
     }
 }
 
-/// The answer is built from the two reads, never from the input
-/// (contract-notes 13): a side effect on another key is a change too, a key
-/// that appears in the read-back included (`from` null). A key the
-/// read-back no longer carries is not a change to null, which resmon never
-/// said, nor unchanged: the detail says the read-back did not carry it.
-fn diff_answer(
-    group: &str,
-    requested: &Map<String, Value>,
-    sent: &Map<String, Value>,
-    before: &Map<String, Value>,
-    after: &Map<String, Value>,
-) -> Value {
-    let mut changed = Map::new();
-    let mut unchanged = 0;
-    let keys = before.keys().chain(after.keys().filter(|key| !before.contains_key(*key)));
-    for key in keys {
-        let (from, to) = (before.get(key), after.get(key));
-        if to.is_none() {
-            continue;
-        }
-        if from == to {
-            unchanged += 1;
-        } else {
-            // A credential-shaped key is named, never shown with its values;
-            // nor is one nested inside a value (contract-notes 13).
-            let entry = if policy::credential_word(key).is_some() {
-                policy::withheld()
-            } else {
-                let shown = |value: Option<&Value>| value.map(|value| shown(key, value.clone()));
-                json!({"from": shown(from), "to": shown(to)})
-            };
-            changed.insert(key.clone(), entry);
-        }
-    }
-    let detail = summary(sent, &changed, before, after);
-    json!({
-        "group": group,
-        "changed": changed,
-        "requested": echoed(requested),
-        "unchanged_key_count": unchanged,
-        "detail": detail,
-    })
-}
-
-fn summary(
-    sent: &Map<String, Value>,
-    changed: &Map<String, Value>,
-    before: &Map<String, Value>,
-    after: &Map<String, Value>,
-) -> String {
-    // Every key sent is in the read-back by now (a missing one is an error
-    // before this), so a key not kept has a value to name.
-    let not_kept: Vec<(&str, &Value)> = sent
-        .iter()
-        .filter_map(|(key, value)| {
-            after.get(key).filter(|held| *held != value).map(|held| (key.as_str(), held))
-        })
-        .collect();
-    let side_effects: Vec<&str> =
-        changed.keys().map(String::as_str).filter(|key| !sent.contains_key(*key)).collect();
-    let dropped: Vec<&str> =
-        before.keys().map(String::as_str).filter(|key| !after.contains_key(*key)).collect();
-    let mut parts = Vec::new();
-    if changed.is_empty() && not_kept.is_empty() {
-        parts.push("Nothing changed: every requested key already had that value.".to_string());
-    } else {
-        parts.push(format!(
-            "resmon now holds the requested value for {} of {} requested keys.",
-            sent.len() - not_kept.len(),
-            sent.len()
-        ));
-    }
-    if !not_kept.is_empty() {
-        let held: Vec<String> = not_kept
-            .iter()
-            .map(|(key, value)| format!("`{key}` (it holds {})", shown(key, (*value).clone())))
-            .collect();
-        parts.push(format!(
-            "It did not keep the {} sent for {}.",
-            if held.len() == 1 { "value" } else { "values" },
-            held.join(", ")
-        ));
-    }
-    if !side_effects.is_empty() {
-        parts.push(format!("Also changed without being asked for: {}.", quoted_list(&side_effects, "", "")));
-    }
-    if !dropped.is_empty() {
-        parts.push(format!(
-            "The read-back did not carry {}, which the first read held, so {} not counted as changed; \
-             resmon's answer does not say what it holds for {} now.",
-            quoted_list(&dropped, "", ""),
-            if dropped.len() == 1 { "it is" } else { "they are" },
-            if dropped.len() == 1 { "it" } else { "them" },
-        ));
-    }
-    parts.join(" ")
-}
-
 /// "`a` is" / "`a`, `b` are" (or just the names when both verbs are empty).
-fn quoted_list(names: &[&str], one: &str, many: &str) -> String {
+pub(super) fn quoted_list(names: &[&str], one: &str, many: &str) -> String {
     let list: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
     let verb = if names.len() == 1 { one } else { many };
     if verb.is_empty() { list.join(", ") } else { format!("{} {verb}", list.join(", ")) }
@@ -471,15 +389,5 @@ mod tests {
         assert!(values_to_send(&map(json!({"notify_manual": "no"})), &current).is_err());
         assert!(values_to_send(&map(json!({"notify_manual": "0"})), &current).is_err());
         assert!(values_to_send(&map(json!({"notify_automatic_mode": true})), &current).is_err());
-    }
-
-    #[test]
-    fn the_diff_counts_side_effects_and_unchanged_keys() {
-        let before = map(json!({"a": "1", "b": "2", "c": "3"}));
-        let after = map(json!({"a": "9", "b": "2", "c": "4"}));
-        let answer = diff_answer("g", &map(json!({"a": "9"})), &map(json!({"a": "9"})), &before, &after);
-        assert_eq!(answer["changed"], json!({"a": {"from": "1", "to": "9"}, "c": {"from": "3", "to": "4"}}));
-        assert_eq!(answer["unchanged_key_count"], json!(1));
-        assert!(answer["detail"].as_str().unwrap().contains("`c`"));
     }
 }

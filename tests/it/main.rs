@@ -32,6 +32,8 @@ mod reads_runs;
 mod writes;
 // A write resmon accepted, whatever fails after it; what settings answers may echo.
 mod write_faults;
+// A write answered with a 5xx: an outcome not known, or read back (settings).
+mod unknown_outcomes;
 // Discovery's edge cases: special files, quotes, encodings, empty values; `call -`.
 #[cfg(unix)]
 mod discovery;

@@ -578,8 +578,9 @@ fn a_write_whose_answer_was_lost_says_it_may_have_happened() {
         tool_error(&session.call("run_sweep", json!({"query": "graph attention", "sources": ["arxiv"]})));
     assert_eq!(error["detail"]["outcome_unknown"], true, "{error}");
     let message = error["message"].as_str().unwrap();
-    assert!(message.contains("may have carried it out"), "{message}");
-    assert!(!message.contains("try again;"), "{message}");
+    assert!(message.starts_with("resmon may have started the one-off search;"), "{message}");
+    assert!(message.contains("list_executions shows whether a run started"), "{message}");
+    assert!(!message.contains("try again"), "{message}");
     // A read that meets the same fault has no such caveat.
     fake.set_fault_for("GET", "/api/routines", Fault::CloseWithoutAnswer);
     let error = tool_error(&session.call("list_routines", json!({})));

@@ -1111,7 +1111,8 @@ fn an_interim_status_is_passed_over_for_the_final_one() {
     assert!(error["detail"].get("applied").is_none(), "{error}");
     assert!(message(&error).contains("beyond the interim status 100"), "{error}");
     assert!(message(&error).contains("only the interim 100, which says nothing of the outcome"), "{error}");
-    assert!(message(&error).contains("check (with the matching read tool"), "{error}");
+    assert!(message(&error).starts_with("resmon may have created a routine; no final status"), "{error}");
+    assert!(message(&error).contains("list_routines shows whether"), "{error}");
     assert_eq!(bench.count("POST", "/api/routines"), 1);
 
     // 100, then the whole answer: a plain success.
@@ -1180,12 +1181,14 @@ fn a_redirect_after_a_write_says_it_may_have_been_done_and_is_not_followed() {
     assert_eq!(error["error"], "upstream_error", "{error}");
     let text = message(&error);
     assert!(
-        text.starts_with("resmon answered POST /api/routines with a redirect (303 to /api/routines/9)"),
+        text.starts_with(
+            "resmon may have created a routine: it answered POST /api/routines with a redirect (303 to \
+             /api/routines/9), which this server does not follow"
+        ),
         "{error}"
     );
-    assert!(text.contains("does not follow redirects"), "{error}");
-    assert!(text.contains("a 303 after a write usually means it was done"), "{error}");
-    assert!(text.contains("check with the matching read tool"), "{error}");
+    assert!(text.contains("A 303 after a write usually means it was done"), "{error}");
+    assert!(text.contains("list_routines shows whether"), "{error}");
     assert!(
         !error.to_string().contains(&format!(":{}", bench.fake.port() + 1)) && !text.contains("127.0.0.1"),
         "{error}"
@@ -1208,7 +1211,8 @@ fn a_redirect_after_a_write_says_it_may_have_been_done_and_is_not_followed() {
     assert_eq!(error["error"], "upstream_error", "{error}");
     let text = message(&error);
     assert!(text.contains("with a redirect (307 to /elsewhere) (resmon said: moved)"), "{error}");
-    assert!(text.contains("may have carried it out"), "{error}");
+    assert!(text.starts_with("resmon may have activated routine 7:"), "{error}");
+    assert!(text.contains("get_routine 7 shows whether it is on the schedule"), "{error}");
     assert_eq!(bench.fake.redirect_target_hits(), 0, "the redirect was followed");
 }
 
@@ -1237,6 +1241,7 @@ fn a_read_that_posts_its_question_is_never_said_to_maybe_have_changed_resmon() {
             let text = message(&error);
             assert!(!text.contains("This was a write"), "{tool} {fault:?}: {error}");
             assert!(!text.contains("carried it out"), "{tool} {fault:?}: {error}");
+            assert!(!text.contains("may have"), "{tool} {fault:?}: {error}");
         }
     }
     // A write's POST meeting the same faults still says it may have been done.

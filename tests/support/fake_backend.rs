@@ -221,6 +221,15 @@ pub enum Fault {
     /// Read the request, then reset the connection without a byte of answer
     /// (Linux; elsewhere it is closed, as `CloseWithoutAnswer` does).
     ResetWithoutAnswer,
+    /// The route's work done (a write stored), then this status with this
+    /// content type and body: a resmon that did what was asked and then
+    /// failed while answering.
+    StoredThen(u16, String, String),
+    /// A request that arrives on a connection which already carried one is
+    /// met by a close without a byte of answer; one on a new connection gets
+    /// the route's own answer. What a client sees when the server closed an
+    /// idle keep-alive connection just as the client reused it.
+    CloseIfReused,
 }
 
 /// The pause between two bytes of a trickled answer.
@@ -649,6 +658,8 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let mut reader = BufReader::new(stream);
     let mut reset = false;
+    // Requests this connection carried before the current one.
+    let mut served = 0usize;
     while !inner.stopped.load(Ordering::SeqCst) {
         let req = match http::read_request(&mut reader) {
             ReadOutcome::Request(r) => r,
@@ -662,7 +673,8 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
         let seq = record(&inner, &req);
         let close = req.wants_close();
         let stream = reader.get_mut();
-        let mut outcome = handle(&inner, &req);
+        let mut outcome = handle(&inner, &req, served > 0);
+        served += 1;
         while let Outcome::Preceded(first, then) = outcome {
             let _ = stream.write_all(&first).and_then(|()| stream.flush());
             thread::sleep(PRECEDED_PAUSE);
@@ -927,14 +939,18 @@ fn restart(inner: &Inner) {
         .unwrap_or_else(|e| panic!("fake backend: cannot rewrite the token file: {e}"));
 }
 
-fn handle(inner: &Inner, req: &Request) -> Outcome {
+fn handle(inner: &Inner, req: &Request, reused: bool) -> Outcome {
     let due =
         lock(&inner.restart_on).as_ref().is_some_and(|(m, p)| *m == req.method && path_matches(p, &req.path));
     if due {
         lock(&inner.restart_on).take();
         restart(inner);
     }
-    let fault = fault_for(inner, &req.method, &req.path);
+    let fault = match fault_for(inner, &req.method, &req.path) {
+        Fault::CloseIfReused if reused => Fault::CloseWithoutAnswer,
+        Fault::CloseIfReused => Fault::None,
+        fault => fault,
+    };
     answer(inner, req, fault)
 }
 
@@ -961,7 +977,7 @@ fn answer(inner: &Inner, req: &Request, fault: Fault) -> Outcome {
         routes::dispatch(&mut st, &ctx, req)
     };
     let reply = match fault {
-        Fault::None | Fault::Unauthorized | Fault::HostRefused => None,
+        Fault::None | Fault::Unauthorized | Fault::HostRefused | Fault::CloseIfReused => None,
         Fault::Hang => return Outcome::Hang,
         Fault::CloseWithoutAnswer => return Outcome::Close,
         Fault::ResetMidBody => {
@@ -1060,6 +1076,10 @@ fn answer(inner: &Inner, req: &Request, fault: Fault) -> Outcome {
             )
         }
         Fault::ResetWithoutAnswer => return Outcome::Raw(0, Vec::new(), End::Reset),
+        Fault::StoredThen(code, content_type, body) => {
+            normal();
+            Some(Response::bytes(code, &content_type, body))
+        }
         Fault::Preceded(..) => unreachable!("answered above"),
     };
     if let Some(r) = reply {

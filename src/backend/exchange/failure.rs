@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 
 use super::super::{Backend, CONNECT_TIMEOUT, Instance, MAX_BODY_BYTES, MAX_HEADER_BYTES};
-use crate::error::{Code, ToolError};
+use crate::error::{Code, ToolError, first_sentence};
 use crate::redact;
 
 impl Backend {
@@ -127,35 +127,37 @@ impl Backend {
             Some(interim) => format!("without a final answer (only the interim status {interim})"),
             None => "without answering".to_string(),
         };
-        // A write whose answer was lost may still have been applied: say so,
-        // so that nobody repeats a run or a create blindly.
+        // A write whose answer was lost may still have been applied: that is
+        // said first, with the read that shows whether it was, so that
+        // nobody repeats a run or a create blindly (contract-notes 26).
         let write = self.may_change(route);
         let unknown_outcome = |error: ToolError| {
             let error = match interim {
                 Some(interim) => error.with_detail("interim_status", json!(interim)),
                 None => error,
             };
-            if write {
-                let read = match interim {
-                    Some(interim) => format!(
-                        "no final status of its answer was read (only the interim {interim}, which says \
-                         nothing of the outcome)"
-                    ),
-                    None => "no status of its answer was read".to_string(),
-                };
-                ToolError::new(
-                    error.code,
-                    format!(
-                        "{} This was a write, and {read}: resmon may have carried it out, so check \
-                         (with the matching read tool or in the app) before trying it again.",
-                        error.message
-                    ),
-                )
-                .with_detail("outcome_unknown", json!(true))
-                .merged(error)
-            } else {
-                error
+            if !write {
+                return error;
             }
+            let read = match interim {
+                Some(interim) => format!(
+                    "no final status of its answer was read (only the interim {interim}, which says nothing \
+                     of the outcome)"
+                ),
+                None => "no status of its answer was read".to_string(),
+            };
+            let check = self.write_check();
+            ToolError::new(
+                error.code,
+                format!(
+                    "resmon may have {}; {read}. {} {}",
+                    check.would_have,
+                    first_sentence(&error.message),
+                    check.check
+                ),
+            )
+            .with_detail("outcome_unknown", json!(true))
+            .merged(error)
         };
         let closed = |io: &std::io::Error| {
             matches!(

@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use crate::backend::unexpected_shape;
+use crate::backend::{WriteCheck, unexpected_shape};
 use crate::error::{Code, ToolError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,8 +46,9 @@ pub(crate) struct Reply {
     /// The caller's values that the tool's own schema offers, with what the
     /// request carried for each (contract-notes 17).
     pub offered: Vec<Offered>,
-    /// Whether the request could have changed resmon (`Backend::may_change`).
-    pub write: bool,
+    /// For a request that could have changed resmon (`Backend::may_change`),
+    /// what it would have done and the read that shows it; `None` for a read.
+    pub write: Option<WriteCheck>,
 }
 
 /// A value the caller gave that the tool's own input schema offers in an

@@ -10,7 +10,7 @@ fn a_redirect_says_what_came_back_and_whether_a_write_may_be_done() {
         let mut reply = reply(status, "application/json", body);
         reply.route = route.into();
         // As the exchange marks it: a write tool's POST (every POST here).
-        reply.write = !route.starts_with("GET ");
+        reply.write = (!route.starts_with("GET ")).then(crate::backend::WriteCheck::unnamed);
         if let Some(location) = location {
             reply.headers.push(("Location".into(), location.into()));
         }
@@ -19,10 +19,14 @@ fn a_redirect_says_what_came_back_and_whether_a_write_may_be_done() {
     let done = redirect(303, "POST /api/routines", Some("http://10.1.2.3:9999/api/routines/9?token=x"), "");
     assert_eq!(done.code, Code::UpstreamError);
     assert!(
+        done.message.starts_with(
+            "resmon may have carried out this write: it answered POST /api/routines with a redirect (303 \
+             to /api/routines/9)"
+        ),
+        "{}",
         done.message
-            .starts_with("resmon answered POST /api/routines with a redirect (303 to /api/routines/9)")
     );
-    assert!(done.message.contains("does not follow redirects"), "{}", done.message);
+    assert!(done.message.contains("does not follow"), "{}", done.message);
     assert!(done.message.contains("usually means it was done"), "{}", done.message);
     assert!(!done.message.contains("10.1.2.3") && !done.message.contains("token"), "{}", done.message);
     assert_eq!(done.detail["location"], json!("/api/routines/9"));
@@ -30,7 +34,7 @@ fn a_redirect_says_what_came_back_and_whether_a_write_may_be_done() {
     // resmon's own sentence is kept, and it is still said to be a redirect.
     let moved = redirect(307, "POST /api/routines/7/activate", None, r#"{"detail": "moved"}"#);
     assert!(moved.message.contains("with a redirect (307) (resmon said: moved)"), "{}", moved.message);
-    assert!(moved.message.contains("may have carried it out"), "{}", moved.message);
+    assert!(moved.message.starts_with("resmon may have carried out this write"), "{}", moved.message);
     // A read changes nothing: no caveat, no outcome_unknown.
     let read = redirect(301, "GET /api/routines/7", Some("/api/v2/routines/7"), "");
     assert!(read.message.contains("(301 to /api/v2/routines/7)"), "{}", read.message);
@@ -150,8 +154,8 @@ fn messages_are_resmons_sentence_or_a_fixed_one_never_the_body() {
     let html = status_error(&reply(500, "text/html", "<html>Traceback (most recent call last)</html>"));
     assert_eq!(html.code, Code::UpstreamError);
     assert!(!html.message.contains("Traceback") && !html.to_json().to_string().contains("html"));
-    let plain = status_error(&reply(500, "text/plain", "Internal Server Error"));
-    assert!(!plain.to_json().to_string().contains("Internal Server Error"));
+    let plain = status_error(&reply(500, "text/plain", "boom at /home/someone/resmon.py"));
+    assert!(!plain.to_json().to_string().contains("boom"), "{}", plain.message);
     let validation = status_error(&reply(
         422,
         "application/json",
@@ -166,4 +170,54 @@ fn messages_are_resmons_sentence_or_a_fixed_one_never_the_body() {
     ));
     assert_eq!(guard.detail["reason"], "host_refused");
     assert!(!guard.message.is_empty());
+}
+
+/// A 5xx is said by its status line and route; resmon's own error (JSON
+/// with a `detail`) is quoted; nothing is called an internal error that no
+/// body called one.
+#[test]
+fn a_server_error_is_said_as_its_status_line_and_route() {
+    for (status, line) in [
+        (500, "500 Internal Server Error"),
+        (502, "502 Bad Gateway"),
+        (503, "503 Service Unavailable"),
+        (504, "504 Gateway Timeout"),
+    ] {
+        let error = status_error(&reply(status, "text/plain", "upstream trouble"));
+        assert_eq!(error.code, Code::UpstreamError);
+        assert!(
+            error
+                .message
+                .starts_with(&format!("resmon answered GET /api/routines/7 with {line}, so nothing")),
+            "{}",
+            error.message
+        );
+        assert!(!error.message.contains("internal error"), "{}", error.message);
+        assert!(error.detail.get("outcome_unknown").is_none(), "a read changes nothing");
+    }
+    let own = status_error(&reply(500, "application/json", r#"{"detail": "database is locked"}"#));
+    assert!(
+        own.message.starts_with(
+            "resmon answered GET /api/routines/7 with 500 Internal Server Error and said: database is locked;"
+        ),
+        "{}",
+        own.message
+    );
+    // A write's 5xx: the outcome is not known, said first, with the read.
+    let mut write = reply(503, "text/plain", "");
+    write.route = "POST /api/routines".into();
+    write.write = Some(crate::backend::WriteCheck {
+        would_have: "created a routine".into(),
+        check: "list_routines shows whether it did.".into(),
+    });
+    let write = status_error(&write);
+    assert!(
+        write.message.starts_with(
+            "resmon may have created a routine: it answered POST /api/routines with 503 Service Unavailable, \
+             which does not say whether it was done. list_routines shows whether it did."
+        ),
+        "{}",
+        write.message
+    );
+    assert_eq!(write.detail["outcome_unknown"], json!(true));
 }

@@ -5,6 +5,51 @@
 use serde_json::Value;
 
 use super::{Accepted, Act};
+use crate::backend::WriteCheck;
+
+impl Act {
+    /// What this write would have done, and the read that shows whether it
+    /// did, for an answer that leaves its outcome unknown (contract-notes 26).
+    pub(crate) fn write_check(&self) -> WriteCheck {
+        let (would_have, check) = match self {
+            Act::Create { noun, tool, all, .. } => (
+                format!("created a {noun}"),
+                format!(
+                    "{all} shows whether it did: check it before calling {tool} again, or there may be two."
+                ),
+            ),
+            Act::Sweep => (
+                "started the one-off search".to_string(),
+                "list_executions shows whether a run started: check it before calling run_sweep again, or \
+                 there may be two runs."
+                    .to_string(),
+            ),
+            Act::RoutineRun { routine_id } => (
+                format!("started or queued a run of routine {routine_id}"),
+                format!(
+                    "list_executions with routine_id {routine_id} shows whether a run started (a queued one \
+                     appears once it starts): check it before calling run_routine again, or the routine may \
+                     run twice."
+                ),
+            ),
+            Act::Switch { routine_id, on } => (
+                format!("{} routine {routine_id}", if *on { "activated" } else { "deactivated" }),
+                format!(
+                    "get_routine {routine_id} shows whether it is on the schedule: check it before calling \
+                     {} again.",
+                    if *on { "activate_routine" } else { "deactivate_routine" }
+                ),
+            ),
+            Act::Settings { group } => (
+                format!("saved the change to the {group} settings"),
+                "Calling update_settings again with the same values is harmless: it reads the group first \
+                 and answers with what changed."
+                    .to_string(),
+            ),
+        };
+        WriteCheck { would_have, check }
+    }
+}
 
 impl Accepted {
     /// What resmon did, said from its status and, once read, its id.

@@ -15,7 +15,7 @@ fn accepted(act: Act, status: u16, body: Result<&str, ToolError>) -> Accepted {
         server_chosen: Vec::new(),
         caller_supplied: Vec::new(),
         offered: Vec::new(),
-        write: true,
+        write: Some(crate::backend::WriteCheck::unnamed()),
     });
     Accepted {
         act,

@@ -1,0 +1,189 @@
+//! update_settings after an answer that left its outcome unknown (a 5xx, a
+//! redirect, or no status line at all): the group is read back once, within
+//! the call's deadline, and each key asked for is told as the read-back shows
+//! it (contract-notes 26). Every key as asked means the change was saved;
+//! anything else stays an outcome not known, with what is known of each key.
+
+use serde_json::{Map, Value, json};
+
+use super::diff::changes;
+use super::{echoed, quoted_list, read_group, shown};
+use crate::backend::{Backend, is_outcome_unknown, status_line};
+use crate::error::{ToolError, first_sentence};
+
+/// What the write asked for, and the group as it was read before it.
+pub(super) struct Asked<'a> {
+    pub group: &'a str,
+    pub path: &'a str,
+    pub requested: &'a Map<String, Value>,
+    /// The values as sent (on/off keys as JSON booleans).
+    pub sent: &'a Map<String, Value>,
+    pub before: &'a Map<String, Value>,
+}
+
+/// How one key asked for stands in the read-back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// It holds the value asked for.
+    Set,
+    /// It holds the value it had before the write.
+    Unchanged,
+    /// It holds neither: resmon normalised it, or something else wrote it.
+    Other,
+    /// The read-back failed, or did not carry the key.
+    Unknown,
+}
+
+impl State {
+    fn name(self) -> &'static str {
+        match self {
+            State::Set => "set",
+            State::Unchanged => "unchanged",
+            State::Other => "other",
+            State::Unknown => "unknown",
+        }
+    }
+}
+
+/// The error for a settings write whose answer left the outcome unknown,
+/// once the group was read back (or the read-back failed).
+pub(super) fn read_back(backend: &mut Backend, asked: &Asked, error: ToolError) -> ToolError {
+    debug_assert!(is_outcome_unknown(&error));
+    let after = read_group(backend, asked.group, asked.path);
+    let states: Vec<(&str, State, Option<&Value>)> = asked
+        .sent
+        .iter()
+        .map(|(key, value)| {
+            let now = after.as_ref().ok().and_then(|after| after.get(key));
+            (key.as_str(), state_of(now, value, asked.before.get(key)), now)
+        })
+        .collect();
+    let read_back: Map<String, Value> = states
+        .iter()
+        .map(|(key, state, now)| {
+            let now = now.map_or(Value::Null, |now| shown(key, now.clone()));
+            let entry =
+                json!({"asked": shown(key, asked.sent[*key].clone()), "now": now, "state": state.name()});
+            (key.to_string(), entry)
+        })
+        .collect();
+    let went_wrong = went_wrong(&error, asked.path);
+    let group = asked.group;
+    let (message, done) = match &after {
+        Err(failure) => (
+            format!(
+                "resmon may have saved the change to the {group} settings: {went_wrong}, and reading the \
+                 group back failed as well ({}), so what it holds now is not known. Check the settings \
+                 in the resmon app before calling update_settings again.",
+                first_sentence(&failure.message).trim_end_matches('.')
+            ),
+            false,
+        ),
+        Ok(_) if states.iter().all(|(_, state, _)| *state == State::Set) => (
+            format!(
+                "resmon saved the change to the {group} settings: reading the group back shows every \
+                 value asked for in place, although {went_wrong}. It is done, and repeating the call is \
+                 not needed."
+            ),
+            true,
+        ),
+        Ok(_) => {
+            let any_set = states.iter().any(|(_, state, _)| *state == State::Set);
+            (
+                format!(
+                    "{}: {went_wrong}, and reading the group back shows {}. `detail.read_back` has each \
+                     key's value now; call update_settings again only for what is not as asked.",
+                    if any_set {
+                        format!("resmon may have saved part of the change to the {group} settings")
+                    } else {
+                        format!("resmon does not appear to have saved the change to the {group} settings")
+                    },
+                    key_summary(&states)
+                ),
+                false,
+            )
+        }
+    };
+    // The code of what went wrong stays: a lost connection is still
+    // backend_unavailable, a 5xx upstream_error.
+    let mut out = ToolError::new(error.code, message)
+        .with_detail("group", json!(group))
+        .with_detail("requested", Value::Object(echoed(asked.requested)))
+        .with_detail("read_back", Value::Object(read_back));
+    if done {
+        out = out.with_detail("applied", json!(true));
+    } else {
+        out = out.with_detail("outcome_unknown", json!(true));
+    }
+    if let Ok(after) = &after {
+        // Side effects on keys nobody asked about are changes too (contract-notes 13).
+        let (changed, _) = changes(asked.before, after);
+        out = out.with_detail("changed", Value::Object(changed));
+    }
+    if let Err(failure) = after {
+        out = out.with_detail("read_back_failure", Value::Object(failure.detail));
+    }
+    // What the write's own answer was, by its fields (status, route, a
+    // redirect's location, why no status arrived).
+    let mut failure = error.detail;
+    failure.remove("outcome_unknown");
+    out.with_detail("failure", Value::Object(failure))
+}
+
+fn state_of(now: Option<&Value>, asked: &Value, before: Option<&Value>) -> State {
+    match now {
+        None => State::Unknown,
+        Some(now) if now == asked => State::Set,
+        Some(now) if Some(now) == before => State::Unchanged,
+        Some(_) => State::Other,
+    }
+}
+
+/// What went wrong with the write's answer, as a clause: the status line
+/// when one arrived, otherwise that none was read.
+fn went_wrong(error: &ToolError, path: &str) -> String {
+    let route = format!("PUT {path}");
+    match error.detail.get("status").and_then(Value::as_u64).and_then(|status| u16::try_from(status).ok()) {
+        Some(status) => format!("it answered {route} with {}", status_line(status)),
+        None => format!("no status of its answer to {route} was read"),
+    }
+}
+
+/// "`a` as asked, `b` unchanged, `c` holding another value, `d` not shown".
+fn key_summary(states: &[(&str, State, Option<&Value>)]) -> String {
+    let mut parts = Vec::new();
+    for (state, words) in [
+        (State::Set, "as asked"),
+        (State::Unchanged, "unchanged"),
+        (State::Other, "holding another value"),
+        (State::Unknown, "missing from the read-back"),
+    ] {
+        let keys: Vec<&str> = states.iter().filter(|(_, s, _)| *s == state).map(|(key, _, _)| *key).collect();
+        if !keys.is_empty() {
+            parts.push(format!("{} {words}", quoted_list(&keys, "", "")));
+        }
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_set_when_it_holds_what_was_asked_even_if_it_held_it_before() {
+        let (asked, before) = (json!("opus"), json!("sonnet"));
+        assert_eq!(state_of(Some(&json!("opus")), &asked, Some(&before)), State::Set);
+        assert_eq!(state_of(Some(&json!("opus")), &asked, Some(&asked)), State::Set);
+        assert_eq!(state_of(Some(&json!("sonnet")), &asked, Some(&before)), State::Unchanged);
+        assert_eq!(state_of(Some(&json!("haiku")), &asked, Some(&before)), State::Other);
+        assert_eq!(state_of(None, &asked, Some(&before)), State::Unknown);
+    }
+
+    #[test]
+    fn the_summary_names_each_key_by_its_state() {
+        let (a, b) = (json!(1), json!(2));
+        let states = [("ai_model", State::Set, Some(&a)), ("ai_effort", State::Unchanged, Some(&b))];
+        assert_eq!(key_summary(&states), "`ai_model` as asked, `ai_effort` unchanged");
+    }
+}

@@ -1,0 +1,285 @@
+//! A write whose answer does not say whether it was carried out: a 5xx
+//! (only a 4xx refusal says nothing was done), against a fake that stores
+//! the write and then answers badly. The answer opens with what resmon may
+//! have done, carries `outcome_unknown`, and names the read that tells,
+//! never a bare "try again"; update_settings reads its group back instead
+//! (contract-notes 26). Also how any 5xx is said: by its status line and
+//! route, resmon's own sentence quoted only when its body gave one.
+
+use serde_json::{Value, json};
+
+use crate::fake_backend::Fault;
+use crate::harness::{Fake, Session, connected, env_for, start_fake, tool_error};
+
+const ROUTINE: &str = r#"{"name": "R", "keywords": ["k"], "sources": ["arxiv"], "schedule": "0 8 * * 1"}"#;
+
+/// The answers a resmon (or something in front of it) may give after doing
+/// the work: its own unhandled error in plain text, gateway statuses, and
+/// its own error with a sentence.
+fn server_errors() -> Vec<(u16, &'static str, &'static str, &'static str)> {
+    vec![
+        (500, "text/plain; charset=utf-8", "Internal Server Error", "500 Internal Server Error"),
+        (502, "text/plain", "bad gateway", "502 Bad Gateway"),
+        (503, "text/html", "<html>down for maintenance</html>", "503 Service Unavailable"),
+        (504, "text/plain", "", "504 Gateway Timeout"),
+        (500, "application/json", r#"{"detail": "database is locked"}"#, "500 Internal Server Error"),
+    ]
+}
+
+/// Each write's POST, the call that sends it, what resmon may have done,
+/// the read the answer must name, and how many records of its kind the
+/// fake holds (to see that the write was stored).
+struct Write {
+    tool: &'static str,
+    arguments: Value,
+    path: &'static str,
+    may_have: &'static str,
+    read: &'static str,
+    stored: fn(&Fake) -> usize,
+}
+
+fn writes() -> Vec<Write> {
+    vec![
+        Write {
+            tool: "create_routine",
+            arguments: serde_json::from_str(ROUTINE).unwrap(),
+            path: "/api/routines",
+            may_have: "resmon may have created a routine: it answered POST /api/routines with ",
+            read: "list_routines shows whether it did",
+            stored: |fake| fake.state().routines.len(),
+        },
+        Write {
+            tool: "create_watch_profile",
+            arguments: json!({"name": "Ada Example"}),
+            path: "/api/profiles",
+            may_have: "resmon may have created a watch profile: it answered POST /api/profiles with ",
+            read: "list_watch_profiles shows whether it did",
+            stored: |fake| fake.state().profiles.len(),
+        },
+        Write {
+            tool: "run_sweep",
+            arguments: json!({"query": "graph attention", "sources": ["arxiv"]}),
+            path: "/api/search/sweep",
+            may_have: "resmon may have started the one-off search: it answered POST /api/search/sweep with ",
+            read: "list_executions shows whether a run started",
+            stored: |fake| fake.state().executions.len(),
+        },
+        Write {
+            tool: "run_routine",
+            arguments: json!({"routine_id": 8}),
+            path: "/api/routines/8/run",
+            may_have: "resmon may have started or queued a run of routine 8: it answered POST /api/routines/8/run with ",
+            read: "list_executions with routine_id 8 shows whether a run started",
+            stored: |fake| fake.state().executions.len(),
+        },
+        Write {
+            tool: "activate_routine",
+            arguments: json!({"routine_id": 8}),
+            path: "/api/routines/8/activate",
+            may_have: "resmon may have activated routine 8: it answered POST /api/routines/8/activate with ",
+            read: "get_routine 8 shows whether it is on the schedule",
+            stored: |_| 0,
+        },
+        Write {
+            tool: "deactivate_routine",
+            arguments: json!({"routine_id": 7}),
+            path: "/api/routines/7/deactivate",
+            may_have: "resmon may have deactivated routine 7: it answered POST /api/routines/7/deactivate with ",
+            read: "get_routine 7 shows whether it is on the schedule",
+            stored: |_| 0,
+        },
+    ]
+}
+
+fn message(error: &Value) -> &str {
+    error["message"].as_str().unwrap()
+}
+
+/// Every write, stored and then answered with each 5xx: the outcome is not
+/// known, said first, with the tool's own read, and the write went once.
+#[test]
+fn a_write_stored_and_answered_with_a_server_error_is_an_outcome_not_known() {
+    for write in writes() {
+        for (status, content_type, body, line) in server_errors() {
+            // A fresh resmon each time, so that a run stored by one case does
+            // not leave its routine running for the next.
+            let fake = start_fake();
+            let mut session = Session::initialized(&env_for(&fake));
+            fake.clear_requests();
+            let before = (write.stored)(&fake);
+            fake.set_fault_for(
+                "POST",
+                write.path,
+                Fault::StoredThen(status, content_type.into(), body.into()),
+            );
+            let error = tool_error(&session.call(write.tool, write.arguments.clone()));
+            let case = format!("{} {status} {content_type}", write.tool);
+            assert_eq!(error["error"], "upstream_error", "{case}: {error}");
+            assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{case}: {error}");
+            assert!(error["detail"].get("applied").is_none(), "{case}: {error}");
+            let text = message(&error);
+            assert!(text.starts_with(&format!("{}{line}", write.may_have)), "{case}: {text}");
+            assert!(text.contains(write.read), "{case}: {text}");
+            assert!(text.contains("before calling"), "{case}: {text}");
+            assert!(!text.to_lowercase().contains("try again"), "{case}: {text}");
+            assert!(!text.contains("internal error"), "{case}: {text}");
+            if content_type == "application/json" {
+                assert!(text.contains("and said: database is locked"), "{case}: {text}");
+            } else if !body.is_empty() && !line.contains(body) {
+                assert!(!text.contains(body), "the body is never repeated: {case}: {text}");
+            }
+            assert_eq!(fake.requests_to("POST", write.path).len(), 1, "{case}: sent once");
+            if write.path.ends_with("activate") {
+                continue;
+            }
+            assert!((write.stored)(&fake) > before, "{case}: the fake stored the write");
+        }
+    }
+}
+
+/// A read answered with a 5xx stays an upstream_error, said by what came:
+/// no "internal error" unless resmon's own body said one, no caveat about
+/// changes.
+#[test]
+fn a_read_answered_with_a_server_error_names_its_status_line_and_route() {
+    let (fake, mut session) = connected();
+    for (status, content_type, body, line) in server_errors() {
+        fake.clear_faults();
+        fake.set_fault_for(
+            "GET",
+            "/api/routines",
+            Fault::StoredThen(status, content_type.into(), body.into()),
+        );
+        let error = tool_error(&session.call("list_routines", json!({})));
+        assert_eq!(error["error"], "upstream_error", "{error}");
+        let text = message(&error);
+        assert!(text.starts_with(&format!("resmon answered GET /api/routines with {line}")), "{text}");
+        assert!(!text.contains("internal error"), "{text}");
+        assert!(error["detail"].get("outcome_unknown").is_none(), "{error}");
+        assert_eq!(error["detail"]["status"], json!(status), "{error}");
+    }
+}
+
+fn settings_call(session: &mut Session, value: &str) -> Value {
+    tool_error(&session.call("update_settings", json!({"group": "ai", "settings": {"ai_model": value}})))
+}
+
+/// update_settings answered 500 after the value was saved: the group is
+/// read back, and since it holds what was asked, the change is said as done.
+#[test]
+fn a_settings_write_answered_500_after_saving_reads_back_and_says_it_is_done() {
+    let fake = start_fake();
+    let mut session = Session::initialized(&env_for(&fake));
+    fake.set_fault_for("PUT", "/api/settings/ai", Fault::StoredThen(500, "text/plain".into(), "oops".into()));
+    let error = settings_call(&mut session, "synthetic-model-2");
+    assert_eq!(fake.state().setting("ai", "ai_model"), "synthetic-model-2", "the fake saved it");
+    let text = message(&error);
+    assert!(
+        text.starts_with(
+            "resmon saved the change to the ai settings: reading the group back shows every value asked \
+             for in place, although it answered PUT /api/settings/ai with 500 Internal Server Error."
+        ),
+        "{text}"
+    );
+    assert!(text.contains("repeating the call is not needed"), "{text}");
+    assert_eq!(error["detail"]["applied"], json!(true), "{error}");
+    assert!(error["detail"].get("outcome_unknown").is_none(), "{error}");
+    assert_eq!(
+        error["detail"]["read_back"]["ai_model"],
+        json!({"asked": "synthetic-model-2", "now": "synthetic-model-2", "state": "set"}),
+        "{error}"
+    );
+    assert_eq!(error["detail"]["changed"]["ai_model"]["to"], json!("synthetic-model-2"), "{error}");
+    assert_eq!(fake.requests_to("PUT", "/api/settings/ai").len(), 1, "the PUT went once");
+    assert_eq!(fake.requests_to("GET", "/api/settings/ai").len(), 2, "read before and once after");
+}
+
+/// A 5xx whose read-back shows the key as before, or holding another value,
+/// or that cannot be read at all, stays an outcome not known, key by key.
+#[test]
+fn a_settings_write_answered_5xx_tells_each_key_as_the_read_back_shows_it() {
+    let fake = start_fake();
+    let mut session = Session::initialized(&env_for(&fake));
+    let before = fake.state().setting("ai", "ai_model");
+
+    // Not stored: the value is as before.
+    fake.set_fault_for("PUT", "/api/settings/ai", Fault::Status(503, String::new()));
+    let error = settings_call(&mut session, "synthetic-model-2");
+    let text = message(&error);
+    assert!(text.starts_with("resmon does not appear to have saved the change to the ai settings: it answered PUT /api/settings/ai with 503 Service Unavailable, and reading the group back shows `ai_model` unchanged."), "{text}");
+    assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+    assert_eq!(error["detail"]["read_back"]["ai_model"]["state"], json!("unchanged"), "{error}");
+    assert_eq!(error["detail"]["read_back"]["ai_model"]["now"], json!(before), "{error}");
+
+    // Stored, then overwritten (normalised, or another writer): neither value.
+    fake.clear_faults();
+    fake.state()
+        .settings_side_effects
+        .push(("/api/settings/ai".into(), json!({"ai_model": "normalised-model"})));
+    fake.set_fault_for("PUT", "/api/settings/ai", Fault::StoredThen(502, "text/plain".into(), String::new()));
+    let error = settings_call(&mut session, "synthetic-model-3");
+    assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+    assert_eq!(
+        error["detail"]["read_back"]["ai_model"],
+        json!({"asked": "synthetic-model-3", "now": "normalised-model", "state": "other"}),
+        "{error}"
+    );
+    assert!(message(&error).contains("`ai_model` holding another value"), "{error}");
+    fake.state().settings_side_effects.clear();
+
+    // The read-back fails too: nothing is known of the group now.
+    fake.clear_faults();
+    fake.set_fault_for("PUT", "/api/settings/ai", Fault::StoredThen(500, "text/plain".into(), String::new()));
+    fake.set_fault_after("GET", "/api/settings/ai", 1, Fault::Status(500, String::new()));
+    let error = settings_call(&mut session, "claude-opus-4-1");
+    let text = message(&error);
+    assert!(text.starts_with("resmon may have saved the change to the ai settings: it answered PUT /api/settings/ai with 500 Internal Server Error, and reading the group back failed as well"), "{text}");
+    assert!(
+        text.contains("Check the settings in the resmon app before calling update_settings again"),
+        "{text}"
+    );
+    assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+    assert_eq!(
+        error["detail"]["read_back"]["ai_model"],
+        json!({"asked": "claude-opus-4-1", "now": null, "state": "unknown"}),
+        "{error}"
+    );
+    assert_eq!(fake.requests_to("PUT", "/api/settings/ai").len(), 3, "each PUT went once");
+
+    // No status line at all (the connection closed): read back the same way,
+    // and still said as the lost connection it was.
+    fake.clear_faults();
+    fake.set_fault_for("PUT", "/api/settings/ai", Fault::CloseWithoutAnswer);
+    let error = settings_call(&mut session, "synthetic-model-2");
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    assert!(
+        message(&error).starts_with(
+            "resmon does not appear to have saved the change to the ai settings: no status of its answer to \
+             PUT /api/settings/ai was read"
+        ),
+        "{error}"
+    );
+    assert_eq!(error["detail"]["read_back"]["ai_model"]["state"], json!("unchanged"), "{error}");
+    assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+}
+
+/// A create whose read-back is answered 5xx is still a create that happened:
+/// applied, with the read-back's failure said after it.
+#[test]
+fn a_create_whose_read_back_is_answered_5xx_stays_applied() {
+    let fake = start_fake();
+    let mut session = Session::initialized(&env_for(&fake));
+    let id = fake.state().next_routine_id;
+    fake.set_fault_for("GET", "/api/routines/{id}", Fault::Status(503, String::new()));
+    let error = tool_error(&session.call("create_routine", serde_json::from_str(ROUTINE).unwrap()));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert!(
+        message(&error).starts_with(&format!(
+            "resmon created routine {id} (it answered 201), but reading it back failed: resmon answered GET \
+             /api/routines/{id} with 503 Service Unavailable"
+        )),
+        "{error}"
+    );
+    assert_eq!(error["detail"]["applied"], json!(true), "{error}");
+    assert!(error["detail"].get("outcome_unknown").is_none(), "{error}");
+}
