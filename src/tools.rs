@@ -73,8 +73,10 @@ pub struct Tool {
     #[cfg(test)]
     pub output_schema: SchemaBuilder,
     /// The arguments this tool sends under another name, or folds into a
-    /// field of its own: (argument, the request fields that carry it). Every
-    /// other argument travels under its own name (contract-notes 17).
+    /// field of its own: (argument, the request fields that carry it, each
+    /// by its whole path in the body, parts joined by `.`:
+    /// `parameters.repositories`). Every other argument travels as a
+    /// top-level field of its own name (contract-notes 17).
     pub backend_names: &'static [(&'static str, &'static [&'static str])],
     /// The arguments this tool never sends as they came (list_executions
     /// reads resmon's runs in pages of its own choosing and pages the answer

@@ -319,14 +319,49 @@ impl Backend {
         offered
     }
 
-    /// Splits a request's query and top-level body fields into those that
-    /// carry the caller's arguments and those this server chose.
+    /// Splits a request's query fields and body fields into those that
+    /// carry the caller's arguments and those this server chose, each body
+    /// field by its whole path (`parameters.query`): a field is the caller's
+    /// when the path of one of the call's fields leads to it or contains it;
+    /// an object that holds both kinds (create_routine's `parameters`) is
+    /// neither, and its fields are sorted one by one (contract-notes 17).
     fn provenance(&self, query: &[(&str, String)], body: Option<&Value>) -> (Vec<String>, Vec<String>) {
-        let mut names: Vec<String> = query.iter().map(|(key, _)| key.to_string()).collect();
-        if let Some(Value::Object(fields)) = body {
-            names.extend(fields.keys().cloned());
+        let (mut callers, mut chosen) = (Vec::new(), Vec::new());
+        for (key, _) in query {
+            let list = if self.is_callers(key) { &mut callers } else { &mut chosen };
+            list.push(key.to_string());
         }
-        names.into_iter().partition(|name| self.caller_fields.iter().any(|field| field == name))
+        if let Some(Value::Object(fields)) = body {
+            self.sort_fields(fields, "", &mut callers, &mut chosen);
+        }
+        (callers, chosen)
+    }
+
+    fn sort_fields(
+        &self,
+        fields: &serde_json::Map<String, Value>,
+        prefix: &str,
+        callers: &mut Vec<String>,
+        chosen: &mut Vec<String>,
+    ) {
+        for (key, value) in fields {
+            let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+            if self.is_callers(&path) {
+                callers.push(path);
+            } else if self.caller_fields.iter().any(|field| within(field, &path)) {
+                if let Value::Object(inner) = value {
+                    self.sort_fields(inner, &path, callers, chosen);
+                }
+            } else {
+                chosen.push(path);
+            }
+        }
+    }
+
+    /// Whether a request field (by its path) carries the caller's argument:
+    /// it is one of the call's fields, or lies inside one.
+    fn is_callers(&self, path: &str) -> bool {
+        self.caller_fields.iter().any(|field| field == path || within(path, field))
     }
 
     /// Whether the request asked for a page whose size the caller chose: a
@@ -335,6 +370,11 @@ impl Backend {
         let chosen_by_caller = |field: &str| self.caller_fields.iter().any(|name| name == field);
         takes_page(query, body).iter().any(|field| chosen_by_caller(field))
     }
+}
+
+/// Whether `path` lies strictly inside the field at `outer`.
+fn within(path: &str, outer: &str) -> bool {
+    path.strip_prefix(outer).is_some_and(|rest| rest.starts_with('.'))
 }
 
 /// The request fields that ask a route for one page of its answer.

@@ -322,11 +322,32 @@ fn location_path(value: &str) -> Option<String> {
     (!path.is_empty()).then_some(path)
 }
 
-/// The top-level field a 422 problem is about: the first name in its `loc`
-/// after the part of the request it sits in (`body`, `query`, `path`).
+/// The field a 422 problem is about, by its whole path: the names in its
+/// `loc` after the part of the request it sits in (`body`, `query`,
+/// `path`), joined by `.`, an index written as its number
+/// (`parameters.repositories.0`).
 fn problem_field(problem: &Value) -> Option<String> {
     let loc = problem.get("loc")?.as_array()?;
-    loc.iter().skip(1).find_map(Value::as_str).map(str::to_string)
+    let parts: Vec<String> = loc
+        .iter()
+        .skip(1)
+        .map(|part| match part {
+            Value::String(name) => Some(name.clone()),
+            Value::Number(index) => Some(index.to_string()),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    (!parts.is_empty()).then(|| parts.join("."))
+}
+
+/// Whether a request field's path is `field` or lies inside it.
+fn at_or_inside(path: &str, field: &str) -> bool {
+    path == field || path.strip_prefix(field).is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// The last name of a field's path, the one a sentence would use.
+fn last_name(path: &str) -> &str {
+    path.rsplit('.').next().unwrap_or(path)
 }
 
 /// Routes whose request body is built from the caller's arguments alone, so
@@ -351,13 +372,19 @@ fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: O
     if let Some(offer) = refused_offer(reply, sentence) {
         return offer_refused(reply, error, offer, sentence);
     }
-    let is_caller =
-        |name: &str| reply.caller_supplied.iter().any(|field| field == name) || is_path_field(name);
-    let is_chosen = |name: &str| reply.server_chosen.iter().any(|field| field == name);
+    // A problem inside a field is about that field: the paths say whose.
+    let is_caller = |name: &str| {
+        reply.caller_supplied.iter().any(|field| at_or_inside(name, field))
+            || (!name.contains('.') && is_path_field(name))
+    };
+    let is_chosen = |name: &str| reply.server_chosen.iter().any(|field| at_or_inside(name, field));
     let (named_choices, named_callers): (Vec<String>, Vec<String>) = if fields.is_empty() {
         let words = sentence.map(words_of).unwrap_or_default();
         let named = |list: &[String]| -> Vec<String> {
-            list.iter().filter(|field| words.contains(&field.to_ascii_lowercase())).cloned().collect()
+            list.iter()
+                .filter(|field| words.contains(&last_name(field).to_ascii_lowercase()))
+                .cloned()
+                .collect()
         };
         (named(&reply.server_chosen), named(&reply.caller_supplied))
     } else {

@@ -32,9 +32,9 @@ pub(crate) const CREATE_ROUTINE: Tool = Tool {
     output_schema: create_routine_output,
     backend_names: &[
         ("schedule", &["schedule_cron"]),
-        ("keywords", &["parameters"]),
-        ("sources", &["parameters"]),
-        ("entity", &["parameters", "entity"]),
+        ("keywords", &["parameters.keywords"]),
+        ("sources", &["parameters.repositories"]),
+        ("entity", &["parameters.entity"]),
     ],
     not_sent_as_given: &[],
     declined_arguments: &[],
@@ -63,8 +63,8 @@ pub(crate) const CREATE_WATCH_PROFILE: Tool = Tool {
     backend_names: &[
         ("name", &["display_name", "names"]),
         ("aliases", &["names"]),
-        ("orcid", &["identifiers"]),
-        ("orcid_cited", &["identifiers"]),
+        ("orcid", &["identifiers.orcid.value"]),
+        ("orcid_cited", &["identifiers.orcid.cited"]),
     ],
     not_sent_as_given: &[],
     declined_arguments: &[],

@@ -464,7 +464,77 @@ fn create_routine_reports_a_failed_read_back_and_a_routine_resmon_left_active() 
         "create_routine",
         json!({"name": "R", "keywords": ["k"], "sources": ["arxiv"], "schedule": "0 8 * * 1"}),
     ));
-    assert_eq!(error["error"], "invalid_argument");
+    // `parameters` is an object this server builds around the caller's
+    // keywords and sources: a refusal of its shape blames no argument.
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert!(error["detail"].get("arguments").is_none(), "{error}");
+}
+
+/// Every field a write sends that this server filled in, at any depth: a
+/// 422 about it is resmon's disagreement with this server, `upstream_error`
+/// naming the field by its whole path; a 422 about a field inside one the
+/// caller gave stays the caller's (contract-notes 17).
+#[test]
+fn a_422_on_a_field_this_server_filled_in_names_it_and_blames_no_argument() {
+    let routine = json!({"name": "R", "keywords": ["k"], "sources": ["arxiv"], "schedule": "0 8 * * 1"});
+    let cases = [
+        ("POST", "/api/routines", "create_routine", routine.clone(), vec!["parameters", "query"]),
+        ("POST", "/api/routines", "create_routine", routine.clone(), vec!["is_active"]),
+        ("POST", "/api/routines", "create_routine", routine.clone(), vec!["ai_enabled"]),
+        ("POST", "/api/profiles", "create_watch_profile", json!({"name": "Ada"}), vec!["kind"]),
+        ("POST", "/api/profiles", "create_watch_profile", json!({"name": "Ada"}), vec!["identifiers"]),
+        ("POST", "/api/profiles", "create_watch_profile", json!({"name": "Ada"}), vec!["affiliations"]),
+        ("POST", "/api/profiles", "create_watch_profile", json!({"name": "Ada"}), vec!["field_hints"]),
+        (
+            "POST",
+            "/api/profiles",
+            "create_watch_profile",
+            json!({"name": "Ada", "orcid": "0000-0002-1825-0097"}),
+            vec!["identifiers", "orcid", "cited"],
+        ),
+        (
+            "POST",
+            "/api/search/sweep",
+            "run_sweep",
+            json!({"query": "graph", "sources": ["arxiv"]}),
+            vec!["max_results"],
+        ),
+    ];
+    for (method, path, tool, arguments, loc) in cases {
+        let mut bench = bench();
+        let mut full = vec![json!("body")];
+        full.extend(loc.iter().map(|part| json!(part)));
+        let body =
+            json!({"detail": [{"type": "value_error", "loc": full, "msg": "Value error", "input": null}]});
+        bench.fake.override_response(method, path, 422, &[], &body.to_string());
+        let error = tool_error(&bench.call(tool, arguments));
+        let field = loc.join(".");
+        assert_eq!(error["error"], "upstream_error", "{tool} {field}: {error}");
+        assert_eq!(error["detail"]["parameters"], json!([field]), "{tool} {field}: {error}");
+        let text = error["message"].as_str().unwrap();
+        assert!(text.contains(&format!("`{field}` that this server chose")), "{tool} {field}: {text}");
+        assert_eq!(bench.fake.requests_to(method, path).len(), 1);
+    }
+    // Inside a field the caller gave, the caller's: a keyword, the entity.
+    let inside = [
+        (routine.clone(), vec!["parameters", "keywords", "0"]),
+        (routine.clone(), vec!["parameters", "repositories", "0"]),
+        (
+            json!({"name": "R", "sources": ["arxiv"], "schedule": "0 8 * * 1", "entity": {"profile_id": 5, "mode": "new_papers"}}),
+            vec!["parameters", "entity", "profile_id"],
+        ),
+        (routine, vec!["schedule_cron"]),
+    ];
+    for (arguments, loc) in inside {
+        let mut bench = bench();
+        let mut full = vec![json!("body")];
+        full.extend(loc.iter().map(|part| json!(part)));
+        let body =
+            json!({"detail": [{"type": "value_error", "loc": full, "msg": "Value error", "input": null}]});
+        bench.fake.override_response("POST", "/api/routines", 422, &[], &body.to_string());
+        let error = tool_error(&bench.call("create_routine", arguments));
+        assert_eq!(error["error"], "invalid_argument", "{loc:?}: {error}");
+    }
 }
 
 // ------------------------------------------------------------------ create_watch_profile

@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use super::{is_json, problem_field, release_name, words_of};
+use super::{is_json, last_name, problem_field, release_name, words_of};
 use crate::backend::exchange::{Offered, Reply};
 use crate::backend::route_template;
 use crate::error::{Code, ToolError};
@@ -90,7 +90,8 @@ pub(super) fn refused_offer<'a>(reply: &'a Reply, sentence: Option<&str>) -> Opt
     let unknown = says_unknown(sentence);
     let words = words_of(sentence);
     let names = |text: &str| words.iter().any(|word| word.eq_ignore_ascii_case(text));
-    let named_callers: Vec<&String> = reply.caller_supplied.iter().filter(|field| names(field)).collect();
+    let named_callers: Vec<&String> =
+        reply.caller_supplied.iter().filter(|field| names(last_name(field))).collect();
     reply.offered.iter().find(|offer| {
         let quoted =
             |text: &str| ["'", "\"", "`"].iter().any(|q| sentence.contains(&format!("{q}{text}{q}")));
