@@ -203,6 +203,19 @@ impl Backend {
         .with_top_level("tried", json!(base.into_iter().collect::<Vec<_>>()))
     }
 
+    /// Whether the exchange that just failed with `error` went out on a
+    /// connection kept from an earlier exchange, which was then closed or
+    /// reset before any byte of an answer came: what a client sees when
+    /// resmon closed an idle keep-alive connection just as it was reused.
+    pub(super) fn lost_a_kept_connection(&self, error: &ToolError) -> bool {
+        let seen = seen(&self.watch);
+        let closed = matches!(
+            error.detail.get("io").and_then(Value::as_str),
+            Some("ConnectionReset" | "ConnectionAborted" | "UnexpectedEof" | "BrokenPipe")
+        );
+        closed && !seen.fresh && !seen.any_input && seen.status.is_none() && seen.interim.is_none()
+    }
+
     /// One HTTP exchange with no interpretation of the status.
     pub(super) fn exchange(
         &self,

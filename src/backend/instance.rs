@@ -63,7 +63,8 @@ impl Backend {
     /// `401 token_invalid` from a cached instance: resmon restarted on the
     /// same port with a new token, and its guard refused before doing any
     /// work, so sending again to the rediscovered instance repeats nothing
-    /// (contract-notes 18).
+    /// (contract-notes 18). A GET is also sent once more when the kept
+    /// connection it went out on was closed before any answer came.
     pub(crate) fn send(
         &mut self,
         method: Method,
@@ -78,7 +79,20 @@ impl Backend {
         // The margin is judged when the request would go out, after any
         // discovery above has used its share of the call (contract-notes 4).
         self.check_deadline(method, &route)?;
-        let reply = self.exchange(&instance, method, path, query, body).inspect_err(|_| {
+        let reply = match self.exchange(&instance, method, path, query, body) {
+            // A GET that met a kept connection closed under it is sent once
+            // more, on a new one, within the call's deadline: no answer came,
+            // and a read repeats no work (contract-notes 18).
+            Err(error) if method == Method::Get && self.lost_a_kept_connection(&error) => {
+                redact::log(&format!(
+                    "{route} met a kept connection closed before any answer; sending it once more on a new one"
+                ));
+                self.check_deadline(method, &route)?;
+                self.exchange(&instance, method, path, query, body)
+            }
+            other => other,
+        }
+        .inspect_err(|_| {
             self.instance = None;
         })?;
         if reply.status != 401 {

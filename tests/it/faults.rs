@@ -721,3 +721,55 @@ fn an_empty_or_encoded_body_is_said_as_what_it_is() {
     let sent = fake.requests_to("GET", "/api/routines/7");
     assert!(sent.iter().all(|r| r.header("accept-encoding").is_none()), "{sent:?}");
 }
+
+// ------------------------------------------------------------------ a kept connection closed
+
+/// resmon may close an idle keep-alive connection just as the next request
+/// goes out on it. A GET that meets that (closed before any byte of an
+/// answer) is sent once more on a new connection, within the call; a POST
+/// or PUT never is, read or write, since nothing shows it did not arrive.
+#[test]
+fn a_get_on_a_kept_connection_closed_under_it_is_sent_once_more_on_a_new_one() {
+    let (fake, mut session) = connected();
+    structured(&session.call("health", json!({})));
+    // A plain read on the connection health left open.
+    fake.set_fault_for("GET", "/api/routines", Fault::CloseIfReused);
+    let routines = structured(&session.call("list_routines", json!({}))).clone();
+    assert!(routines["routines"].is_array(), "{routines}");
+    let sent = fake.requests_to("GET", "/api/routines");
+    assert_eq!(sent.len(), 2, "closed once, answered on a new connection");
+    assert_eq!((sent[0].status, sent[1].status), (0, 200));
+
+    // A create's read-back on the connection its POST used: the routine
+    // reads back instead of "created, could not read back".
+    fake.clear_faults();
+    fake.set_fault_for("GET", "/api/routines/{id}", Fault::CloseIfReused);
+    let created = structured(&session.call(
+        "create_routine",
+        json!({"name": "R", "keywords": ["k"], "sources": ["arxiv"], "schedule": "0 8 * * 1"}),
+    ))
+    .clone();
+    assert_eq!(created["routine"]["is_active"], json!(false), "{created}");
+    assert_eq!(fake.requests_to("POST", "/api/routines").len(), 1);
+
+    // Closed again on the new connection too: one resend only, then the error.
+    fake.clear_faults();
+    fake.clear_requests();
+    fake.set_fault_for("GET", "/api/routines", Fault::CloseWithoutAnswer);
+    let error = tool_error(&session.call("list_routines", json!({})));
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    assert!(fake.requests_to("GET", "/api/routines").len() <= 2, "at most one resend");
+
+    // A POST, even a read's, is never sent again.
+    for (tool, arguments, path) in [
+        ("search_corpus", json!({"query": "graph"}), "/api/explorer/search"),
+        ("run_sweep", json!({"query": "graph", "sources": ["arxiv"]}), "/api/search/sweep"),
+    ] {
+        fake.clear_faults();
+        structured(&session.call("health", json!({})));
+        fake.clear_requests();
+        fake.set_fault_for("POST", path, Fault::CloseIfReused);
+        let error = tool_error(&session.call(tool, arguments));
+        assert_eq!(fake.requests_to("POST", path).len(), 1, "{tool}: {error}");
+    }
+}

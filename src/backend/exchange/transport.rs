@@ -2,7 +2,8 @@
 //! cuts every wait for input into short slices, so that a call's deadline
 //! holds, and it notes in a shared `Watch` what ureq does not report (the
 //! status line of an answer whose head then failed, an interim status, a
-//! reset, and the cut at a 2xx status line that `status_only` asks for).
+//! reset, whether the connection was new, whether any byte of an answer
+//! came, and the cut at a 2xx status line that `status_only` asks for).
 //!
 //! It owns the bytes on the wire and nothing above them: it never builds a
 //! request, never judges a status and never names resmon in a sentence;
@@ -70,6 +71,11 @@ pub(in crate::backend) struct Seen {
     pub(super) cut: bool,
     /// Whether a read ended in a reset (or abort) of the connection.
     pub(super) reset: bool,
+    /// Whether the exchange opened a new connection rather than reuse the
+    /// one kept from an earlier exchange.
+    pub(super) fresh: bool,
+    /// Whether any byte of an answer arrived.
+    pub(super) any_input: bool,
 }
 
 /// Shared between the agent's connector (each connection's transport
@@ -155,6 +161,10 @@ impl Connector<Box<dyn Transport>> for SlicedWaits {
         _details: &ConnectionDetails,
         chained: Option<Box<dyn Transport>>,
     ) -> Result<Option<Sliced>, ureq::Error> {
+        // Called only for a connection ureq opens, never for one it reuses.
+        if chained.is_some() {
+            seen(&self.0).fresh = true;
+        }
         Ok(chained.map(|transport| Sliced(transport, self.0.clone())))
     }
 }
@@ -198,6 +208,9 @@ impl Transport for Sliced {
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
         let result = self.wait(timeout);
         let mut seen = seen(&self.1);
+        if result.is_ok() && !self.0.buffers().input().is_empty() {
+            seen.any_input = true;
+        }
         match &result {
             Ok(_) if seen.watching => match heads(self.0.buffers().input()) {
                 Ok(Heads { interim, status }) => {
