@@ -58,7 +58,8 @@ activate_routine, deactivate_routine, update_settings); ask the person before ea
 the background: poll get_execution with its execution_id until status is not running (interrupted: \
 the app stopped mid-run, not a failed search). search_corpus pages with next_cursor as cursor, other \
 lists with limit and offset. An error opens with the sentence code: message, then {error, message, \
-detail}; backend_unavailable: resmon is not reachable, and its message says what to do. Pass on \
+detail}; its message says what to do. After a write, any error code may carry detail.applied (it was \
+done) or outcome_unknown (it may have been): read them before saying nothing happened. Pass on \
 resmon's caveats (match basis, coverage zero-reasons, what it cannot verify).";
 
 /// The same for a read-only session: it routes only the questions whose
@@ -505,13 +506,29 @@ mod tests {
         }
     }
 
-    /// Both texts fit the 1,600 bytes docs/findability.md gives them.
+    /// Both texts fit the bytes docs/findability.md gives them: 1,700 for a
+    /// full session, whose text also says what an error after a write may
+    /// carry, and 1,600 for a read-only one.
     #[test]
     fn each_instructions_text_fits_its_budget() {
-        for read_only in [false, true] {
+        for (read_only, budget) in [(false, 1_700), (true, 1_600)] {
             let bytes = instructions(read_only).len();
-            assert!(bytes <= 1_600, "the instructions (read-only: {read_only}) are {bytes} B, over 1,600 B");
+            assert!(
+                bytes <= budget,
+                "the instructions (read-only: {read_only}) are {bytes} B, over {budget} B"
+            );
         }
+    }
+
+    /// A model primed by the instructions must not read an error after a
+    /// write as "nothing happened": they name both fields that say otherwise.
+    #[test]
+    fn the_instructions_say_an_error_after_a_write_may_carry_what_was_done() {
+        let text = instructions(false);
+        for field in ["detail.applied", "outcome_unknown"] {
+            assert!(text.contains(field), "{field} missing: {text}");
+        }
+        assert!(!text.contains("backend_unavailable: resmon is not reachable"), "{text}");
     }
 
     /// Words in the instructions that look like identifiers and are not tool
@@ -525,6 +542,7 @@ mod tests {
         "execution_id",
         "next_cursor",
         "backend_unavailable",
+        "outcome_unknown",
     ];
 
     /// Every identifier either text names is a tool of the table (one a
