@@ -330,6 +330,19 @@ fn shared_faults() -> Vec<Faulted> {
         fault("BigHead(20000)", Fault::BigHead(20_000)),
         fault("Oversize", Fault::Oversize),
         fault("Html500", Fault::Html500),
+        // The work done (a write stored), then a 5xx: resmon's own plain
+        // text, a gateway's, and resmon's own error with a sentence.
+        fault(
+            "StoredThen(500 text)",
+            Fault::StoredThen(500, "text/plain".into(), "Internal Server Error".into()),
+        ),
+        fault("StoredThen(503 text)", Fault::StoredThen(503, "text/plain".into(), String::new())),
+        fault(
+            "StoredThen(500 json)",
+            Fault::StoredThen(500, "application/json".into(), r#"{"detail":"database is locked"}"#.into()),
+        ),
+        // A kept connection closed under the request (docs/contract-notes.md 18).
+        fault("CloseIfReused", Fault::CloseIfReused),
         fault("NonJson200", Fault::NonJson200),
         fault("WrongShape200", Fault::WrongShape200),
         fault("NullsBody200", Fault::NullsBody200),
