@@ -9,6 +9,7 @@
 //! does), and never judges a non-2xx status (`refusal` does).
 
 mod failure;
+mod provenance;
 mod reply;
 mod transport;
 
@@ -315,91 +316,6 @@ impl Backend {
             write,
         }
     }
-
-    /// The call's offered values, each with what the request's query and
-    /// top-level body fields carried for it.
-    fn offered_in(&self, query: &[(&str, String)], body: Option<&Value>) -> Vec<Offered> {
-        let body = body.and_then(Value::as_object);
-        let sent_in = |field: &String| -> Vec<String> {
-            let from_query = query.iter().filter(|(key, _)| key == field).map(|(_, value)| value.clone());
-            let from_body = body.and_then(|body| body.get(field)).and_then(Value::as_str).map(str::to_string);
-            from_query.chain(from_body).collect()
-        };
-        let mut offered = self.offered.clone();
-        for offer in &mut offered {
-            offer.sent = offer.fields.iter().flat_map(sent_in).collect();
-        }
-        offered
-    }
-
-    /// Splits a request's query fields and body fields into those that
-    /// carry the caller's arguments and those this server chose, each body
-    /// field by its whole path (`parameters.query`): a field is the caller's
-    /// when the path of one of the call's fields leads to it or contains it;
-    /// an object that holds both kinds (create_routine's `parameters`) is
-    /// neither, and its fields are sorted one by one (contract-notes 17).
-    fn provenance(&self, query: &[(&str, String)], body: Option<&Value>) -> (Vec<String>, Vec<String>) {
-        let (mut callers, mut chosen) = (Vec::new(), Vec::new());
-        for (key, _) in query {
-            let list = if self.is_callers(key) { &mut callers } else { &mut chosen };
-            list.push(key.to_string());
-        }
-        if let Some(Value::Object(fields)) = body {
-            self.sort_fields(fields, "", &mut callers, &mut chosen);
-        }
-        (callers, chosen)
-    }
-
-    fn sort_fields(
-        &self,
-        fields: &serde_json::Map<String, Value>,
-        prefix: &str,
-        callers: &mut Vec<String>,
-        chosen: &mut Vec<String>,
-    ) {
-        for (key, value) in fields {
-            let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
-            if self.is_callers(&path) {
-                callers.push(path);
-            } else if self.caller_fields.iter().any(|field| within(field, &path)) {
-                if let Value::Object(inner) = value {
-                    self.sort_fields(inner, &path, callers, chosen);
-                }
-            } else {
-                chosen.push(path);
-            }
-        }
-    }
-
-    /// Whether a request field (by its path) carries the caller's argument:
-    /// it is one of the call's fields, or lies inside one.
-    fn is_callers(&self, path: &str) -> bool {
-        self.caller_fields.iter().any(|field| field == path || within(path, field))
-    }
-
-    /// Whether the request asked for a page whose size the caller chose: a
-    /// page field in its query or body that carries the caller's argument.
-    fn caller_paged(&self, query: &[(&str, String)], body: Option<&Value>) -> bool {
-        let chosen_by_caller = |field: &str| self.caller_fields.iter().any(|name| name == field);
-        takes_page(query, body).iter().any(|field| chosen_by_caller(field))
-    }
-}
-
-/// Whether `path` lies strictly inside the field at `outer`.
-fn within(path: &str, outer: &str) -> bool {
-    path.strip_prefix(outer).is_some_and(|rest| rest.starts_with('.'))
-}
-
-/// The request fields that ask a route for one page of its answer.
-const PAGE_FIELDS: [&str; 4] = ["limit", "offset", "cursor", "k"];
-
-/// The page fields a request carries in its query or body.
-fn takes_page(query: &[(&str, String)], body: Option<&Value>) -> Vec<&'static str> {
-    let in_body = |field: &str| body.and_then(Value::as_object).is_some_and(|body| body.contains_key(field));
-    PAGE_FIELDS
-        .into_iter()
-        .filter(|field| query.iter().any(|(key, _)| key == field) || in_body(field))
-        .collect()
 }
 
 /// A request with what every request to resmon carries, whatever its

@@ -1,6 +1,7 @@
 //! refusal.rs's unit tests: how statuses and refusal sentences map to the
 //! contract's codes.
 
+use super::unsettled::location_path;
 use super::*;
 use crate::backend::reply;
 
