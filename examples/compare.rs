@@ -74,7 +74,9 @@ enum Arrange {
     Answer(String, String, u16, String),
     /// No resmon: a port file naming a closed port, and a token.
     Stopped,
-    /// No port named: the port file is missing.
+    /// The port file RESMON_PORT_FILE names is missing, folder and all.
+    FileGone,
+    /// Nothing named at all, in a home whose default folder holds no port file.
     Unnamed,
 }
 
@@ -230,8 +232,12 @@ fn run(server: &Path, case: &Case) -> Printed {
             env.push(("RESMON_PORT_FILE".into(), dir.join("resmon.port").display().to_string()));
             env.push(("RESMON_STATE_DIR".into(), dir.display().to_string()));
         }
-        Arrange::Unnamed => {
+        Arrange::FileGone => {
             env.push(("RESMON_PORT_FILE".into(), dir.join("elsewhere/resmon.port").display().to_string()));
+        }
+        // This machine's own default folder is never read: the home is the case's folder.
+        Arrange::Unnamed => {
+            env.push(("HOME".into(), dir.display().to_string()));
         }
         other => {
             let backend = FakeBackend::start(&dir);
@@ -256,6 +262,8 @@ fn run(server: &Path, case: &Case) -> Printed {
         .env_remove("RESMON_PORT")
         .env_remove("RESMON_PORT_FILE")
         .env_remove("RESMON_STATE_DIR")
+        .env_remove("RESMON_DB_PATH")
+        .env_remove("XDG_STATE_HOME")
         .env_remove("RESMON_MCP_READ_ONLY")
         .envs(env)
         .output()
@@ -475,6 +483,7 @@ fn cases(after: &Path) -> Vec<Case> {
             ),
         ),
         error("backend_unavailable (stopped)", "health", json!({}), Arrange::Stopped),
+        error("backend_unavailable (named port file gone)", "health", json!({}), Arrange::FileGone),
         error("backend_unavailable (no port named)", "health", json!({}), Arrange::Unnamed),
         error("no such tool", "no_such_tool", json!({}), Arrange::Nothing),
     ]);

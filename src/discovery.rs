@@ -122,9 +122,17 @@ fn resolve_port(env: &Environment, trace: &mut Trace) -> Result<(u16, String), T
             })?;
             Ok((port, format!("the port file {}", path.display())))
         }
-        Ok(None) => {
+        Ok(None) if source == PortFileSource::DefaultFolder => {
             note(trace, what, "does not exist");
             Err(no_port_named_in(&path, env))
+        }
+        // A person named this file (or the database it sits beside): the
+        // answer says so, and no other place is read instead (contract-notes 1).
+        Ok(None) => {
+            let folder_exists = environment::parent_or_dot(&path).is_dir();
+            let folder = if folder_exists { "" } else { ", and neither does its folder" };
+            note(trace, what, format!("does not exist{folder}"));
+            Err(named_port_file_missing(&path, source, folder_exists, env))
         }
         Err(problem) => {
             note(trace, what, problem.what());
@@ -301,6 +309,12 @@ fn read_token(env: &Environment, port: u16, path: &Path, trace: &mut Trace) -> R
                     "unusable_token",
                 ))
             }
+        }
+        Ok(None) if env.port.is_some() => {
+            let folder_exists = environment::parent_or_dot(path).is_dir();
+            let folder = if folder_exists { "" } else { ", and neither does its folder" };
+            note(trace, what, format!("does not exist{folder}"));
+            Err(named_port_without_token(port, path, folder_exists, env))
         }
         Ok(None) => {
             note(trace, what, "does not exist");

@@ -158,16 +158,19 @@ pub(super) fn utf16_port_file(path: &Path, text: &str, order: &str) -> ToolError
 }
 
 /// Nothing named a port. The wording follows contract 1.0: it must not claim
-/// that resmon is not running, because this server does not know that.
+/// that resmon is not running, because this server does not know that. Yet
+/// a closed app is the likeliest reason a person who named nothing meets
+/// this, so starting resmon is the first advice, and why no port is guessed
+/// comes last.
 pub(super) fn no_port_named_in(port_file: &Path, env: &Environment) -> ToolError {
     let mut message = format!(
         "No resmon instance was named, so this server did not look for one and will not \
-         guess. A port is named by the RESMON_PORT environment variable or by the port \
-         file a running resmon writes (looked for at {}); neither named one. Picking a \
-         port anyway could attach to a different installation with a different database, \
-         and an answer about the wrong corpus is worse than none. Start resmon and call \
-         again. If it runs already, give this server its port in RESMON_PORT, or the \
-         path of the port file it writes in RESMON_PORT_FILE.",
+         guess. Start resmon and call again: a resmon on its default paths writes its port \
+         file at {} when it starts, and no such file is there now. If it runs already, give \
+         this server its port in RESMON_PORT, or the path of the port file it writes in \
+         RESMON_PORT_FILE. Only those two name a port: picking one anyway could attach to a \
+         different installation with a different database, and an answer about the wrong \
+         corpus is worse than none.",
         port_file.display()
     );
     for name in ["RESMON_PORT_FILE", "RESMON_DB_PATH"] {
@@ -179,6 +182,117 @@ pub(super) fn no_port_named_in(port_file: &Path, env: &Environment) -> ToolError
         .with_detail("port_file", json!(port_file.display().to_string()))
         .with_top_level("tried", json!([]))
         .with_top_level("no_port_named", json!(true))
+}
+
+/// A port file a person named is not there: RESMON_PORT_FILE names it, or it
+/// is the one beside the database RESMON_DB_PATH names. resmon removes its
+/// port file when it stops, so a closed resmon is the likeliest reading and
+/// comes first, unless the file's folder is missing too, which a stopped
+/// resmon never leaves and which points at the path instead. It is never
+/// "nothing was named", and carries no `no_port_named` (contract-notes 1).
+pub(super) fn named_port_file_missing(
+    path: &Path,
+    source: PortFileSource,
+    folder_exists: bool,
+    env: &Environment,
+) -> ToolError {
+    let folder = super::environment::parent_or_dot(path);
+    let (path, folder) = (path.display(), folder.display());
+    let closed = "which is what resmon leaves when it stops (it removes that file as it closes), \
+                  so resmon is probably not running: start it and call again";
+    let nothing_sent = "Nothing was sent, and no other port file was read in its place.";
+    let (variable, mut message) = match (source, folder_exists) {
+        (PortFileSource::BesideDatabase, true) => (
+            "RESMON_DB_PATH",
+            format!(
+                "There is no port file beside the database RESMON_DB_PATH names ({path} is not \
+                 there), {closed}. {nothing_sent} If resmon is running, it was started with another \
+                 RESMON_DB_PATH or RESMON_PORT_FILE: give this server the same one, or set \
+                 RESMON_PORT to its port."
+            ),
+        ),
+        (PortFileSource::BesideDatabase, false) => (
+            "RESMON_DB_PATH",
+            format!(
+                "The folder of the database RESMON_DB_PATH names, {folder}, does not exist, so there \
+                 is no port file beside it ({path}). A stopped resmon leaves its database and that \
+                 folder in place, so the path is probably not the one resmon uses. {nothing_sent} \
+                 Set RESMON_DB_PATH to the database resmon uses (or RESMON_PORT_FILE to its port \
+                 file, or RESMON_PORT to its port), and start resmon if it is not running."
+            ),
+        ),
+        (_, true) => (
+            "RESMON_PORT_FILE",
+            format!(
+                "The port file {path} that RESMON_PORT_FILE names is not there, {closed}. \
+                 {nothing_sent} If resmon is running, it writes its port file somewhere else: set \
+                 RESMON_PORT_FILE to that file, or RESMON_PORT to its port."
+            ),
+        ),
+        (_, false) => (
+            "RESMON_PORT_FILE",
+            format!(
+                "The port file {path} that RESMON_PORT_FILE names is not there, and neither is its \
+                 folder {folder}. A stopped resmon leaves that folder in place, so the path is \
+                 probably not the one resmon writes to. {nothing_sent} Set RESMON_PORT_FILE to the \
+                 port file resmon writes, or RESMON_PORT to its port, and start resmon if it is not \
+                 running."
+            ),
+        ),
+    };
+    if variable == "RESMON_DB_PATH" && env.is_empty("RESMON_PORT_FILE") {
+        message.push_str(" RESMON_PORT_FILE is set but empty, which counts as unset.");
+    }
+    ToolError::new(Code::BackendUnavailable, message)
+        .with_detail("port_file", json!(path.to_string()))
+        .with_detail("source", json!(variable))
+        .with_detail("problem", json!("absent"))
+        .with_top_level("tried", json!([]))
+}
+
+/// RESMON_PORT names a port and no token file for it is there. A running
+/// resmon keeps its token file until it stops, and a clean shutdown removes
+/// it, so "not running" comes first; a state folder elsewhere and a release
+/// too old to publish a token are rarer and come after. A missing folder, which
+/// no stopped resmon leaves, points at the state folder instead.
+pub(super) fn named_port_without_token(
+    port: u16,
+    token_file: &Path,
+    folder_exists: bool,
+    env: &Environment,
+) -> ToolError {
+    let folder = super::environment::parent_or_dot(token_file);
+    let empty_state_dir = if env.is_empty("RESMON_STATE_DIR") {
+        " RESMON_STATE_DIR is set but empty, which counts as unset, so the default folder was used."
+    } else {
+        ""
+    };
+    let too_old = "A resmon release older than the local-API token publishes no token file at all; \
+                   such a resmon must be updated before this server can use it.";
+    let message = if folder_exists {
+        format!(
+            "No resmon appears to be running on port {port}, which RESMON_PORT names: there is no \
+             token file for that port at {}, and a running resmon keeps its token file until it \
+             stops (a clean shutdown removes it). Nothing was sent to that port. Start resmon and \
+             call again.{empty_state_dir} If resmon is running on that port, it keeps its state in \
+             another folder: set RESMON_STATE_DIR to that folder. {too_old}",
+            token_file.display()
+        )
+    } else {
+        format!(
+            "Port {port} was named by RESMON_PORT, but the folder that would hold its token file, \
+             {}, does not exist, so nothing was sent to that port.{empty_state_dir} A resmon creates \
+             that folder when it starts and leaves it when it stops, so the resmon on that port \
+             keeps its state elsewhere: set RESMON_STATE_DIR to that folder, and start resmon if it \
+             is not running. {too_old}",
+            folder.display()
+        )
+    };
+    ToolError::new(Code::BackendUnavailable, message)
+        .with_detail("port", json!(port))
+        .with_detail("token_file", json!(token_file.display().to_string()))
+        .with_detail("problem", json!("absent"))
+        .with_top_level("tried", json!([]))
 }
 
 /// RESMON_STATE_DIR names a folder that is not the default state directory

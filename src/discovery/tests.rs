@@ -43,6 +43,12 @@ fn sentences_start_with_a_capital() {
         malformed("RESMON_PORT", "\"80\""),
         utf16_port_file(path, "8742", "UTF-16LE"),
         no_port_named_in(path, &Environment::default()),
+        named_port_file_missing(path, PortFileSource::Variable, true, &Environment::default()),
+        named_port_file_missing(path, PortFileSource::Variable, false, &Environment::default()),
+        named_port_file_missing(path, PortFileSource::BesideDatabase, true, &Environment::default()),
+        named_port_file_missing(path, PortFileSource::BesideDatabase, false, &Environment::default()),
+        named_port_without_token(8742, Path::new("/x/api-token-8742"), true, &Environment::default()),
+        named_port_without_token(8742, Path::new("/x/api-token-8742"), false, &Environment::default()),
         no_home(Platform::Windows),
         state_dir_names_no_instance(
             Path::new("/x"),

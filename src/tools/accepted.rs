@@ -262,11 +262,6 @@ impl Accepted {
     }
 }
 
-/// The sentence backend/exchange/failure.rs answers with when nothing accepted the
-/// connection (contract 1.0's own, "When the backend is not named, or not
-/// running"): a refused connection.
-const NOT_RUNNING: &str = "resmon is not running. Start the resmon app and try again.";
-
 /// Whether what failed after acceptance was the connection or the clock: a
 /// timeout (the call's deadline, a stalled body, a request not sent for want
 /// of time, a connection not accepted in time), a connection reset or closed
@@ -293,7 +288,6 @@ fn lost_connection(cause: &ToolError) -> bool {
         && (connection_kind
             || detail("deadline_s").is_some()
             || detail("sent") == Some(&json!(false))
-            || cause.message == NOT_RUNNING
             || (cause.message.starts_with("Nothing on ") && cause.message.contains("accepted a connection")))
 }
 

@@ -22,7 +22,9 @@ EXPECTED_READS = 18
 EXPECTED_WRITES = 7
 PREFIX = "mcp__resmon__"
 ALWAYS_LOAD = "anthropic/alwaysLoad"
-NOT_RUNNING = "backend_unavailable: resmon is not running. Start the resmon app and try again."
+# The first sentence of a refused connection on the named port (src/backend/exchange/failure.rs).
+NOT_RUNNING = ("backend_unavailable: resmon is not running on the port this server was given; "
+               "start the resmon app, then call again.")
 # An error result opens with the sentence `<code>: <message>`.
 ERROR_SENTENCE = re.compile(r"^[a-z_]+: \S")
 

@@ -35,7 +35,9 @@ from standins import FrozenResmon, OpenAIStandin, StoppedResmon, content_text, s
 
 AGENTS_VERSION = "0.24.0"
 EXPECTED_TOOLS = 25
-NOT_RUNNING = "backend_unavailable: resmon is not running. Start the resmon app and try again."
+# The first sentence of a refused connection on the named port (src/backend/exchange/failure.rs).
+NOT_RUNNING = ("backend_unavailable: resmon is not running on the port this server was given; "
+               "start the resmon app, then call again.")
 SDK_FAILURE = "An error occurred while running the tool"
 
 os.environ["OPENAI_AGENTS_DISABLE_TRACING"] = "1"

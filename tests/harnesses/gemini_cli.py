@@ -42,7 +42,9 @@ MODEL = "gemini-2.5-flash"
 EXPECTED_TOOLS = 25
 WRITE_TOOLS = {"run_sweep", "create_routine", "create_watch_profile", "run_routine",
                "activate_routine", "deactivate_routine", "update_settings"}
-NOT_RUNNING = "backend_unavailable: resmon is not running. Start the resmon app and try again."
+# The first sentence of a refused connection on the named port (src/backend/exchange/failure.rs).
+NOT_RUNNING = ("backend_unavailable: resmon is not running on the port this server was given; "
+               "start the resmon app, then call again.")
 # What the CLI's own SDK says when it validates an error against the success schema.
 SCHEMA_COMPLAINT = "does not match the tool's output schema"
 # Far above the 2-3 s a headless run takes here; only turns a hang into a failure.

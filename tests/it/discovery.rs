@@ -688,3 +688,221 @@ fn refused_or_tried(env: &[(String, String)]) -> Value {
     assert_eq!(answer["error"], "backend_unavailable", "{answer}");
     answer
 }
+
+/// `call health {}` and `--check` with `env` at `home`: both fail, and
+/// `--check` prints as its result the very sentence `call` printed. Returns
+/// what `call` printed.
+fn refused_both_ways(home: &Path, env: &[(String, String)]) -> Value {
+    let run = call_at_home(home, env);
+    assert_eq!(run.code, Some(1), "{}{}", run.stdout, run.stderr);
+    assert!(run.took < PROMPTLY, "took {:?}", run.took);
+    let answer = run.json();
+    assert_eq!(answer["error"], "backend_unavailable", "{answer}");
+    let check = Launch::new(env).args(["--check"]).home(home).output();
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(1), "{stdout}");
+    let result = format!("result: not connected (backend_unavailable)\n  {}\n", message(&answer));
+    assert!(stdout.contains(&result), "--check said another thing than `call`: {stdout}");
+    answer
+}
+
+/// What a sentence-reader meets first. A path or a value never holds ". ".
+fn first_sentence(text: &str) -> &str {
+    text.split(". ").next().unwrap()
+}
+
+/// Where `needle` is in `text`, which must hold it.
+fn at(text: &str, needle: &str) -> usize {
+    text.find(needle).unwrap_or_else(|| panic!("{needle:?} missing: {text}"))
+}
+
+/// A named port where nothing accepts a connection: contract 1.0's "not
+/// running" case. The first sentence says resmon is not running and to
+/// start it; the port tried and what named it come next. A stale token file
+/// (what a crash leaves) lets discovery get as far as connecting.
+#[test]
+fn a_named_port_where_nothing_listens_says_first_that_resmon_is_not_running() {
+    let home = TempDir::new();
+    let live = start_fake();
+    let port = crate::harness::dead_port();
+    std::fs::write(live.dir().join(format!("api-token-{port}")), "s".repeat(43)).unwrap();
+    let stale = TempDir::new();
+    let stale_port_file = stale.path().join("resmon.port");
+    std::fs::write(&stale_port_file, port.to_string()).unwrap();
+    let by_variable = vars(&[
+        ("RESMON_PORT", port.to_string()),
+        ("RESMON_PORT_FILE", show(&live.port_file())),
+        ("RESMON_STATE_DIR", show(&live.state_dir())),
+    ]);
+    let by_file =
+        vars(&[("RESMON_PORT_FILE", show(&stale_port_file)), ("RESMON_STATE_DIR", show(&live.state_dir()))]);
+    for (env, named_by) in [
+        (by_variable, "RESMON_PORT".to_string()),
+        (by_file, format!("the port file {}", show(&stale_port_file))),
+    ] {
+        let answer = refused_both_ways(home.path(), &env);
+        let text = message(&answer);
+        assert_eq!(
+            first_sentence(text),
+            "resmon is not running on the port this server was given; start the resmon app, then call again",
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("Nothing accepted a connection on port {port}, which {named_by} names")),
+            "{text}"
+        );
+        assert_eq!(answer["tried"], json!([format!("http://127.0.0.1:{port}")]), "{answer}");
+        assert_eq!(answer["detail"]["io"], "ConnectionRefused", "{answer}");
+        assert!(answer.get("no_port_named").is_none(), "{answer}");
+    }
+    assert!(live.requests().is_empty(), "a port nobody named was reached");
+}
+
+/// RESMON_PORT names a port and no token file for it is there. A running
+/// resmon keeps its token file and a clean shutdown removes it, so the first
+/// sentence says no resmon appears to run there; starting it comes next, and
+/// a state folder elsewhere and a release too old to publish a token after.
+/// The fake still listens on that port, and hears nothing.
+#[test]
+fn a_named_port_without_its_token_file_says_first_that_no_resmon_runs_there() {
+    let home = TempDir::new();
+    let fake = start_fake();
+    std::fs::remove_file(fake.token_file()).unwrap();
+    let env =
+        vars(&[("RESMON_PORT", fake.port().to_string()), ("RESMON_STATE_DIR", show(&fake.state_dir()))]);
+    let answer = refused_both_ways(home.path(), &env);
+    let text = message(&answer);
+    assert_eq!(
+        first_sentence(text),
+        format!(
+            "No resmon appears to be running on port {}, which RESMON_PORT names: there is no token file \
+             for that port at {}, and a running resmon keeps its token file until it stops (a clean \
+             shutdown removes it)",
+            fake.port(),
+            show(&fake.token_file())
+        ),
+        "{text}"
+    );
+    let start = at(text, "Start resmon and call again.");
+    let elsewhere = at(text, "set RESMON_STATE_DIR to that folder");
+    let too_old = at(text, "older than the local-API token");
+    assert!(start < elsewhere && elsewhere < too_old, "likeliest first: {text}");
+    assert_eq!(answer["tried"], json!([]), "{answer}");
+    assert_eq!(answer["detail"]["problem"], "absent", "{answer}");
+    assert_eq!(answer["detail"]["port"], fake.port(), "{answer}");
+    assert_eq!(answer["detail"]["token_file"], show(&fake.token_file()), "{answer}");
+    assert!(answer.get("no_port_named").is_none(), "{answer}");
+
+    // A state folder that does not exist is what was seen first, then.
+    let nowhere = fake.dir().join("no such folder");
+    let env = vars(&[("RESMON_PORT", fake.port().to_string()), ("RESMON_STATE_DIR", show(&nowhere))]);
+    let answer = refused_both_ways(home.path(), &env);
+    let text = message(&answer);
+    assert_eq!(
+        first_sentence(text),
+        format!(
+            "Port {} was named by RESMON_PORT, but the folder that would hold its token file, {}, does \
+             not exist, so nothing was sent to that port",
+            fake.port(),
+            show(&nowhere)
+        ),
+        "{text}"
+    );
+    assert!(fake.requests().is_empty(), "a request reached the port without a token");
+}
+
+/// A port file a person named and resmon removed as it closed: through
+/// RESMON_PORT_FILE, or as the one beside the database RESMON_DB_PATH names.
+/// The first sentence says that file is missing and resmon is probably not
+/// running; never that nothing was named. No other port file is read in its
+/// place: neither the one beside RESMON_DB_PATH (a live resmon's) nor the
+/// default folder's (another live resmon's).
+#[test]
+fn a_named_port_file_that_is_gone_says_first_that_resmon_is_probably_not_running() {
+    let (home, _default, at_default) = resmon_in_the_default_folder();
+    let beside_db = start_fake();
+    let closed = start_fake();
+    std::fs::remove_file(closed.port_file()).unwrap();
+    let closing = "which is what resmon leaves when it stops (it removes that file as it closes), so resmon \
+                   is probably not running: start it and call again";
+    let named_file = vars(&[
+        ("RESMON_PORT_FILE", show(&closed.port_file())),
+        ("RESMON_DB_PATH", show(&beside_db.dir().join("resmon.db"))),
+        ("RESMON_STATE_DIR", show(&closed.state_dir())),
+    ]);
+    let named_db = vars(&[
+        ("RESMON_DB_PATH", show(&closed.dir().join("resmon.db"))),
+        ("RESMON_STATE_DIR", show(&closed.state_dir())),
+    ]);
+    let cases = [
+        (
+            named_file,
+            "RESMON_PORT_FILE",
+            format!(
+                "The port file {} that RESMON_PORT_FILE names is not there, {closing}",
+                show(&closed.port_file())
+            ),
+        ),
+        (
+            named_db,
+            "RESMON_DB_PATH",
+            format!(
+                "There is no port file beside the database RESMON_DB_PATH names ({} is not there), {closing}",
+                show(&closed.port_file())
+            ),
+        ),
+    ];
+    for (env, source, expected) in cases {
+        let answer = refused_both_ways(home.path(), &env);
+        let text = message(&answer);
+        assert_eq!(first_sentence(text), expected, "{text}");
+        assert!(!text.contains("No resmon instance was named") && !text.contains("neither named"), "{text}");
+        assert!(answer.get("no_port_named").is_none(), "an instance was named: {answer}");
+        assert_eq!(answer["tried"], json!([]), "{answer}");
+        assert_eq!(answer["detail"]["port_file"], show(&closed.port_file()), "{answer}");
+        assert_eq!(answer["detail"]["source"], source, "{answer}");
+        assert_eq!(answer["detail"]["problem"], "absent", "{answer}");
+    }
+
+    // A missing folder as well points at the path, not at a closed resmon.
+    let typo = closed.dir().join("no such folder").join("resmon.port");
+    let answer = refused_both_ways(
+        home.path(),
+        &vars(&[("RESMON_PORT_FILE", show(&typo)), ("RESMON_STATE_DIR", show(&closed.state_dir()))]),
+    );
+    let text = message(&answer);
+    assert_eq!(
+        first_sentence(text),
+        format!(
+            "The port file {} that RESMON_PORT_FILE names is not there, and neither is its folder {}",
+            show(&typo),
+            show(&closed.dir().join("no such folder"))
+        ),
+        "{text}"
+    );
+    assert!(text.contains("probably not the one resmon writes to"), "{text}");
+    assert!(answer.get("no_port_named").is_none(), "{answer}");
+    for fake in [&at_default, &*beside_db, &*closed] {
+        assert!(fake.requests().is_empty(), "a resmon was reached: {}", fake.port());
+    }
+}
+
+/// Nothing named at all: contract 1.0's "nothing named" refusal, which may
+/// not say resmon is not running. Still, a closed app is why a person on the
+/// default paths meets it, so starting resmon is the advice that comes
+/// right after the refusal itself, before why no port is guessed.
+#[test]
+fn nothing_named_advises_starting_resmon_right_after_the_refusal() {
+    let home = TempDir::new();
+    let unnamed = start_fake();
+    let answer = refused_both_ways(home.path(), &[]);
+    let text = message(&answer);
+    let sentences: Vec<&str> = text.split(". ").collect();
+    assert!(sentences[0].starts_with("No resmon instance was named"), "{text}");
+    assert!(sentences[1].starts_with("Start resmon and call again"), "{text}");
+    assert!(at(text, "Start resmon") < at(text, "wrong corpus"), "{text}");
+    assert!(!text.contains("not running"), "{text}");
+    assert_eq!(answer["no_port_named"], true, "{answer}");
+    assert_eq!(answer["tried"], json!([]), "{answer}");
+    assert!(unnamed.requests().is_empty(), "a resmon nobody named was reached");
+}

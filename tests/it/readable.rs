@@ -146,18 +146,19 @@ fn every_error_code_opens_with_its_sentence_and_call_prints_the_same_object() {
     let mut session = Session::initialized(&env);
     let error = same_error_both_ways(&mut session, &env, "health", &json!({}));
     assert_eq!(error["error"], "backend_unavailable");
-    // The exact sentence is the contract's ("When the backend is not named,
-    // or not running"); spine.rs pins it word for word. Here it is the code.
-    assert!(error["message"].as_str().unwrap_or_default().starts_with("resmon is not running."), "{error}");
+    // The contract's meaning ("When the backend is not named, or not
+    // running") opens the sentence; discovery.rs pins the rest.
+    assert!(error["message"].as_str().unwrap_or_default().starts_with("resmon is not running"), "{error}");
     seen.insert("backend_unavailable");
 
-    // No port named at all (the port file is missing): the other
-    // backend_unavailable a new user meets first.
+    // The port file a person named is missing: the other backend_unavailable
+    // a new user meets first. It is no "nothing named" (contract-notes 1).
     let missing = gone.path().join("elsewhere").join("resmon.port").display().to_string();
     let env = vec![("RESMON_PORT_FILE".to_string(), missing)];
     let mut session = Session::initialized(&env);
     let error = same_error_both_ways(&mut session, &env, "health", &json!({}));
-    assert_eq!(error["no_port_named"], json!(true), "{error}");
+    assert_eq!(error["detail"]["problem"], json!("absent"), "{error}");
+    assert!(error.get("no_port_named").is_none(), "{error}");
 
     assert_eq!(seen, BTreeSet::from(EVERY_CODE), "not every code of the contract was checked");
 }

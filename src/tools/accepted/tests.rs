@@ -99,7 +99,6 @@ fn the_code_after_acceptance_follows_the_kind_of_the_cause() {
     run.object().unwrap();
     let unavailable = |message: &str| ToolError::new(Code::BackendUnavailable, message);
     let lost = [
-        unavailable(NOT_RUNNING),
         unavailable("late").with_detail("deadline_s", json!(2.0)),
         unavailable("not sent").with_detail("sent", json!(false)),
         unavailable("closed").with_detail("io", json!("ConnectionReset")),
