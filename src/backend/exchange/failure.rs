@@ -178,6 +178,7 @@ impl Backend {
                 ),
             )
             .with_detail("route", json!(route))
+            .with_detail("sent", json!(false))
             .with_top_level("tried", tried),
             ureq::Error::Timeout(_) => unknown_outcome(
                 ToolError::new(

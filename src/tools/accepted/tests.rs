@@ -103,7 +103,10 @@ fn the_code_after_acceptance_follows_the_kind_of_the_cause() {
         unavailable("not sent").with_detail("sent", json!(false)),
         unavailable("closed").with_detail("io", json!("ConnectionReset")),
         unavailable("refused").with_detail("io", json!("ConnectionRefused")),
-        unavailable("Nothing on http://127.0.0.1:9 accepted a connection within 3 s, so it was not sent."),
+        // A connection not accepted in time is known by its detail, as the
+        // exchange gives it, never by its sentence.
+        unavailable("Nothing on http://127.0.0.1:9 accepted a connection within 3 s, so it was not sent.")
+            .with_detail("sent", json!(false)),
     ];
     for cause in lost {
         let error = run.fail("reading it back failed", Some(cause.clone()));
