@@ -8,17 +8,29 @@
 //! against that file, not against these lists). A key the app grows later is on
 //! neither list, so it is refused until someone decides; it never arrives
 //! writable by default.
+//!
+//! Two rules say what is credential-shaped, kept apart: `credential_word`,
+//! here, refuses a requested settings key on a credential word anywhere in
+//! its name (contract-notes 11); `answers` judges the keys and text resmon
+//! put in an answer, by exact words and, for a `…_key`, by the value
+//! (contract-notes 13). The first is wide because refusing a name costs
+//! nothing; the second is exact because hiding resmon's data costs the
+//! reader that data.
 
-use serde_json::{Value, json};
+mod answers;
+
+pub use answers::{WITHHELD_TEXT, answer_holds_credential, scrub_text, withheld, withhold_credentials};
 
 /// The six groups a request may name. `cloud` and the `execution` route are
 /// left out on purpose (contract 1.0 "Excluded on purpose" and "The
 /// settings update_settings may change": six groups, though resmon has seven).
 pub const GROUPS: [&str; 6] = ["ai", "assistant", "email", "embeddings", "storage", "notifications"];
 
-/// Words that make a key name credential-shaped. Matched anywhere in the name,
-/// ignoring case, so that no tool call can name a secret at all; resmon keeps
-/// its secrets in the system keychain, not among its settings.
+/// Words that make a requested settings key credential-shaped. Matched
+/// anywhere in the name, ignoring case, so that no tool call can name a secret
+/// at all; resmon keeps its secrets in the system keychain, not among its
+/// settings. Only for names a caller asks for, and for settings keys echoed
+/// back (contract-notes 11, 13); resmon's answers are judged by `answers`.
 pub const CREDENTIAL_WORDS: [&str; 7] =
     ["key", "token", "secret", "password", "passphrase", "credential", "auth"];
 
@@ -105,7 +117,9 @@ const INNOCENT_WORDS: [&str; 4] = ["keyword", "keywords", "author", "authors"];
 /// The first credential word found in `key`, ignoring case: anywhere in the
 /// name, except inside one of its words that is one of `INNOCENT_WORDS`
 /// (words are split at anything but a letter or digit, and where a lower-case
-/// letter meets a capital).
+/// letter meets a capital). The refusal of a requested settings key, and
+/// the naming of one echoed back; never the judge of resmon's answers
+/// (`answer_holds_credential`).
 pub fn credential_word(key: &str) -> Option<&'static str> {
     // Most names hold no credential word at all: an ASCII one is cleared
     // without splitting it into words (every answer's keys pass here). A
@@ -117,28 +131,6 @@ pub fn credential_word(key: &str) -> Option<&'static str> {
     words_of(key)
         .filter(|word| !INNOCENT_WORDS.contains(&word.as_str()))
         .find_map(|word| CREDENTIAL_WORDS.iter().copied().find(|credential| word.contains(credential)))
-}
-
-/// Last words of a name that make it say something about a credential (which
-/// one, whether one is needed, whether one is stored) rather than hold one:
-/// resmon's `credential_name` and `credential_alias` carry an alias, which the
-/// contract wants shown (contract 1.0 "Safety"), `api_key_requirement` a word.
-const DESCRIBING_WORDS: [&str; 7] =
-    ["name", "names", "alias", "aliases", "status", "requirement", "required"];
-
-/// Whole names resmon gives an identifier that holds a credential word:
-/// a lifecycle event's `notice_key` is the notice's id (`crossref:<doi>`).
-const IDENTIFIER_NAMES: [&str; 1] = ["notice_key"];
-
-/// Whether a value found under `key` in an answer is withheld
-/// (`withhold_credentials`): the name is credential-shaped, and it does not
-/// end in one of `DESCRIBING_WORDS` nor is one of `IDENTIFIER_NAMES`. Only
-/// for showing: a requested settings key is refused by `credential_word`
-/// alone (contract-notes 11).
-pub fn holds_credential(key: &str) -> bool {
-    credential_word(key).is_some()
-        && !IDENTIFIER_NAMES.iter().any(|name| key.eq_ignore_ascii_case(name))
-        && !words_of(key).last().is_some_and(|last| DESCRIBING_WORDS.contains(&last.as_str()))
 }
 
 /// Whether one of `CREDENTIAL_WORDS` occurs anywhere in an ASCII name,
@@ -161,7 +153,8 @@ fn mentions_a_credential_word(name: &[u8]) -> bool {
     })
 }
 
-/// The words of a key's name, lower-cased.
+/// The words of a key's name, lower-cased: what both rules split a name
+/// into (`credential_word` and `answers`).
 fn words_of(key: &str) -> impl Iterator<Item = String> + '_ {
     let mut words = Vec::new();
     let mut current = String::new();
@@ -180,50 +173,6 @@ fn words_of(key: &str) -> impl Iterator<Item = String> + '_ {
     }
     words.push(current);
     words.into_iter().filter(|word| !word.is_empty())
-}
-
-/// What stands in for a value that is not shown.
-pub fn withheld() -> Value {
-    json!({"withheld": true})
-}
-
-/// Withholds, in place, the value of every credential-shaped key
-/// (`holds_credential`) at any depth of `value` (objects inside objects and arrays), and inside JSON text:
-/// a string that is, whole, a JSON object or array is read, and when
-/// anything in it is withheld it is replaced by that JSON written out again
-/// with the values withheld. Answers whether anything was withheld. Keys are
-/// kept, so a reader still sees that resmon holds such a field.
-pub fn withhold_credentials(value: &mut Value) -> bool {
-    match value {
-        Value::Object(object) => {
-            let mut any = false;
-            for (key, inner) in object.iter_mut() {
-                if holds_credential(key) {
-                    if *inner != withheld() {
-                        *inner = withheld();
-                    }
-                    any = true;
-                } else {
-                    any |= withhold_credentials(inner);
-                }
-            }
-            any
-        }
-        Value::Array(items) => items.iter_mut().fold(false, |any, item| withhold_credentials(item) | any),
-        Value::String(text) => {
-            let trimmed = text.trim_start();
-            if !trimmed.starts_with(['{', '[']) {
-                return false;
-            }
-            let Ok(mut inner) = serde_json::from_str::<Value>(text) else { return false };
-            if !withhold_credentials(&mut inner) {
-                return false;
-            }
-            *text = inner.to_string();
-            true
-        }
-        _ => false,
-    }
 }
 
 pub(crate) fn withheld_reason(key: &str) -> Option<&'static str> {
@@ -284,57 +233,6 @@ mod tests {
         for shaped in ["authorization", "keywords_api_key", "authorToken", "apiKey", "x-auth-header"] {
             assert!(credential_word(shaped).is_some(), "{shaped}");
         }
-    }
-
-    #[test]
-    fn a_name_that_describes_or_identifies_a_credential_holds_none() {
-        for describing in [
-            "credential_name",
-            "credential_alias",
-            "api_key_requirement",
-            "key_required",
-            "key_status",
-            "notice_key",
-        ] {
-            assert!(credential_word(describing).is_some(), "still refused as a settings key: {describing}");
-            assert!(!holds_credential(describing), "{describing}");
-        }
-        for holding in
-            ["api_key", "core_api_key", "name_token", "status_secret", "authorization", "notice_key_secret"]
-        {
-            assert!(holds_credential(holding), "{holding}");
-        }
-        let mut evidence =
-            json!({"credential_name": "core_api_key", "notice_key": "crossref:10.1/x", "api_key": "K"});
-        assert!(withhold_credentials(&mut evidence));
-        assert_eq!(
-            evidence,
-            json!({"credential_name": "core_api_key", "notice_key": "crossref:10.1/x", "api_key": withheld()})
-        );
-    }
-
-    #[test]
-    fn credential_values_are_withheld_at_any_depth_and_inside_json_text() {
-        let mut record = json!({
-            "name": "R",
-            "webhook_secret": "S3",
-            "parameters": {"keywords": ["a"], "hooks": [{"url": "u", "api_token": "T"}]},
-            "storage_settings": "{\"auth_header\": \"Bearer S4\", \"folder\": \"x\"}",
-            "notes": "{not json but {\"password\": \"p\"}",
-            "plain": "[1, 2]",
-        });
-        assert!(withhold_credentials(&mut record));
-        assert_eq!(record["webhook_secret"], withheld());
-        assert_eq!(record["parameters"]["keywords"], json!(["a"]));
-        assert_eq!(record["parameters"]["hooks"][0], json!({"url": "u", "api_token": {"withheld": true}}));
-        let storage: Value = serde_json::from_str(record["storage_settings"].as_str().unwrap()).unwrap();
-        assert_eq!(storage, json!({"auth_header": {"withheld": true}, "folder": "x"}));
-        // Text that is not whole JSON is left as it is (contract-notes 13 says so).
-        assert_eq!(record["notes"], json!("{not json but {\"password\": \"p\"}"));
-        assert_eq!(record["plain"], json!("[1, 2]"));
-        let mut clean = json!({"name": "R", "parameters": "{\"query\": \"x\"}"});
-        assert!(!withhold_credentials(&mut clean));
-        assert_eq!(clean["parameters"], json!("{\"query\": \"x\"}"));
     }
 
     #[test]

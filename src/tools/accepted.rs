@@ -245,7 +245,7 @@ impl Accepted {
     pub(crate) fn without_id(&self, object: &Map<String, Value>, expected: &str) -> ToolError {
         let numbers: Map<String, Value> = object
             .iter()
-            .filter(|(key, value)| value.is_number() && policy::credential_word(key).is_none())
+            .filter(|(key, value)| value.is_number() && !policy::answer_holds_credential(key, value))
             .map(|(key, value)| (key.clone(), value.clone()))
             .collect();
         let quoted = if numbers.is_empty() {

@@ -150,12 +150,16 @@ fn update_settings(backend: &mut Backend, args: &Args) -> ToolResult {
 
 /// A settings map as it may be shown: a credential-shaped key (the same
 /// words the refusal on the way in uses) is named, and its value withheld.
+/// Settings keys are judged by the refusal's wide list, not the answer-side
+/// rule, so a key this tool will not write by name is not shown by value
+/// either (contract-notes 13).
 pub(super) fn echoed(settings: &Map<String, Value>) -> Map<String, Value> {
     settings.iter().map(|(key, value)| (key.clone(), shown(key, value.clone()))).collect()
 }
 
-/// One value as it may be shown: withheld under a credential-shaped key, and
-/// with any credential-shaped key inside it withheld (contract-notes 13).
+/// One value as it may be shown: withheld under a settings key the refusal's
+/// words name, and with what is inside it judged by the answer-side rule
+/// (contract-notes 13).
 pub(super) fn shown(key: &str, mut value: Value) -> Value {
     if policy::credential_word(key).is_some() {
         return policy::withheld();

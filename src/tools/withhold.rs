@@ -9,26 +9,20 @@
 //! schema does not declare, and all of a value whose schema declares nothing
 //! below it (no `properties` for an object, no `items` for an array), is put
 //! through `settings_policy::withhold_credentials`, which replaces the value of
-//! every credential-shaped key at any depth, JSON text included. A paper row
+//! every credential-shaped key at any depth, JSON text included, and takes
+//! the secrets out of free text (the answer-side rule, contract-notes 13). A paper row
 //! is declared field by field, so a page of them costs a lookup a field.
 //!
 //! An error has no schema. Its `detail` and top-level fields are named by this
-//! server, but their values may quote resmon, so every value is judged; a name
-//! is judged too unless it is one of `ERROR_FIELDS`, the few names of this
-//! server's own that happen to hold a credential word.
+//! server, but their values may quote resmon, so every field is judged as an
+//! undeclared key is; none of this server's own names is credential-shaped by
+//! the answer-side rule (a unit test reads them all from the source).
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
 use crate::error::{ToolError, ToolResult};
-use crate::settings_policy::{holds_credential, withheld, withhold_credentials};
-
-/// The error fields this server names that hold a credential word and never
-/// a credential: a token file's path, and lists of settings keys' names.
-/// A unit test below finds every name the source gives an error's detail and
-/// fails when a credential-shaped one is missing here.
-const ERROR_FIELDS: [&str; 6] =
-    ["token_file", "keys", "missing_keys", "group_keys", "writable_keys", "credential_shaped"];
+use crate::settings_policy::{answer_holds_credential, withheld, withhold_credentials};
 
 /// `result` as it may be shown: the answer walked beside its outputSchema's
 /// `shape`, or the error's fields judged.
@@ -188,10 +182,10 @@ fn find(declared: &[(String, Shape)], key: &str, from: usize) -> Option<usize> {
 }
 
 /// One undeclared key and its value: withheld whole when the name is
-/// credential-shaped (`holds_credential`), else searched for such keys at
+/// credential-shaped (`answer_holds_credential`, by its name and value), else searched for such keys at
 /// any depth.
 fn judge(key: &str, value: &mut Value) {
-    if holds_credential(key) {
+    if answer_holds_credential(key, value) {
         if *value != withheld() {
             *value = withheld();
         }
@@ -200,22 +194,15 @@ fn judge(key: &str, value: &mut Value) {
     }
 }
 
-/// The field under which an error after acceptance nests the detail of what
-/// failed afterwards (`tools::accepted`): this server's own fields again, so
-/// they are judged by the same rule as the outer ones.
-const NESTED_DETAIL: &str = "failure";
-
-/// An error's fields: `ERROR_FIELDS` keep their names and have only their
-/// values searched; every other name is judged too.
+/// An error's fields, each judged as an undeclared key of an answer is.
+/// This server's own names (`token_file`, `credential_shaped`, `keys`, and
+/// the `failure` an error after acceptance nests its cause's fields in) are
+/// not credential-shaped by the answer-side rule, so they and their values
+/// stay shown; a unit test below holds every name the source gives an
+/// error's field to that.
 fn judge_error_fields(fields: &mut Map<String, Value>) {
     for (key, value) in fields.iter_mut() {
-        if ERROR_FIELDS.contains(&key.as_str()) {
-            withhold_credentials(value);
-        } else if let (NESTED_DETAIL, Value::Object(nested)) = (key.as_str(), &mut *value) {
-            judge_error_fields(nested);
-        } else {
-            judge(key, value);
-        }
+        judge(key, value);
     }
 }
 
@@ -304,11 +291,16 @@ mod tests {
     }
 
     #[test]
-    fn an_errors_fields_are_judged_except_this_servers_own_names() {
-        let error = ToolError::new(Code::UpstreamError, "m")
+    fn an_errors_fields_are_judged_by_the_answer_side_rule() {
+        let error = ToolError::new(Code::UpstreamError, "resmon said: Bearer T6 is not valid")
             .with_detail("token_file", json!("/state/api-token-8765"))
             .with_detail("keys", json!(["ai_api_key"]))
-            .with_detail("answered", json!({"id": 7, "auth": "T1", "note": "{\"secret\": \"T2\"}"}))
+            .with_detail("credential_shaped", json!(["ai_api_key"]))
+            .with_detail(
+                "answered",
+                json!({"id": 7, "auth": "T1", "note": "{\"secret\": \"T2\"}", "max_tokens": 5,
+                       "url": "https://x.org/?api_key=T5", "openai_key": "sk-4f9aB82c71dE0a9b3C5d"}),
+            )
             .with_detail("session_token", json!("T3"))
             .with_detail(
                 "failure",
@@ -323,12 +315,15 @@ mod tests {
         );
         assert_eq!(error.detail["token_file"], "/state/api-token-8765");
         assert_eq!(error.detail["keys"], json!(["ai_api_key"]));
+        assert_eq!(error.detail["credential_shaped"], json!(["ai_api_key"]));
         assert_eq!(
             error.detail["answered"],
-            json!({"id": 7, "auth": withheld(), "note": "{\"secret\":{\"withheld\":true}}"})
+            json!({"id": 7, "auth": withheld(), "note": "{\"secret\":{\"withheld\":true}}", "max_tokens": 5,
+                   "url": "https://x.org/?api_key=<withheld>", "openai_key": withheld()})
         );
         assert_eq!(error.detail["session_token"], withheld());
         assert_eq!(error.top_level["tried"], json!(["http://127.0.0.1:8765"]));
+        assert_eq!(error.message, "resmon said: Bearer <withheld> is not valid");
     }
 
     /// The shape each tool's answer is walked beside is its outputSchema as
@@ -347,10 +342,11 @@ mod tests {
         assert_eq!(Shape::from_listing(crate::tools::listing_json(false), "no_such_tool"), Shape::default());
     }
 
-    /// Every name the source gives an error's field: a credential-shaped one
-    /// must be listed in `ERROR_FIELDS`, or its value would be withheld.
+    /// Every name the source gives an error's field is one the answer-side
+    /// rule shows, whatever its value (one that looks like a secret under a
+    /// `…_key` included), or the error would hide this server's own field.
     #[test]
-    fn every_credential_shaped_error_field_the_source_names_is_listed() {
+    fn no_error_field_the_source_names_is_credential_shaped() {
         let mut names = Vec::new();
         let mut pending = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
         while let Some(path) = pending.pop() {
@@ -373,11 +369,13 @@ mod tests {
             }
         }
         assert!(names.iter().any(|name| name == "route"), "the scan found the fields");
-        for name in names.iter().filter(|name| holds_credential(name)) {
+        assert!(names.iter().any(|name| name == "token_file"), "the scan found the fields");
+        let secret_like = json!("sk-4f9aB82c71dE0a9b3C5d");
+        for name in names.iter().filter(|name| *name != "session_token") {
             assert!(
-                ERROR_FIELDS.contains(&name.as_str()) || name == "session_token",
-                "`{name}` names an error field and holds a credential word: add it to ERROR_FIELDS if it never \
-                 holds a credential"
+                !answer_holds_credential(name, &secret_like),
+                "`{name}` names an error field and is credential-shaped: its value would be withheld; \
+                 name the field otherwise"
             );
         }
     }

@@ -85,8 +85,8 @@ fn cases() -> Vec<Case> {
             arguments: json!({"doc_id": 805}),
             method: "GET",
             route: "/api/documents/{doc_id}/lifecycle",
-            fault: set_in("events/*", json!({"auth_header": "Bearer SECRET-L1"})),
-            withheld_at: &["/events/0/auth_header"],
+            fault: set_in("events/*", json!({"authorization": "Bearer SECRET-L1"})),
+            withheld_at: &["/events/0/authorization"],
         },
         Case {
             tool: "get_analytics",
@@ -258,4 +258,88 @@ fn a_write_and_an_error_show_no_credential_value_either() {
     let mut session = Session::initialized(&env_for(&fake));
     let error = error_payload(&session.call("health", json!({}))).unwrap();
     assert_eq!(error["detail"]["token_file"], json!(fake.token_file().display().to_string()), "{error}");
+}
+
+/// What resmon passes through that only looks like a credential by a word
+/// inside its name is data, and comes back as it was sent; a secret in free
+/// text, which no key names, loses its value (contract-notes 13).
+const DATA_NAMED_LIKE_CREDENTIALS: [(&str, i64); 3] =
+    [("max_tokens", 4096), ("token_count", 1834), ("source_missing_key", 3)];
+
+#[test]
+fn data_named_like_a_credential_is_shown_and_a_secret_in_text_is_not() {
+    let fake = start_fake();
+    let mut session = Session::initialized(&env_for(&fake));
+    let mut planted = json!({
+        "authorships": [{"author": "Ada Example", "position": 1}],
+        "sort_key": "date",
+        "openai_key": "sk-SECRET-4f9aB82c71dE0a9b3C",
+        "auth_header": "Bearer SECRET-B1",
+        "request_url": "https://api.example.org/works?q=graph&api_key=SECRET-Q1&page=2",
+        "log": ["GET /v1?apiKey=SECRET-Q2 answered 401", "retried with token=SECRET-Q3"],
+    });
+    for (name, value) in DATA_NAMED_LIKE_CREDENTIALS {
+        planted[name] = json!(value);
+    }
+    let expected = {
+        let mut shown = planted.clone();
+        shown["openai_key"] = json!({"withheld": true});
+        shown["auth_header"] = json!("Bearer <withheld>");
+        shown["request_url"] = json!("https://api.example.org/works?q=graph&api_key=<withheld>&page=2");
+        shown["log"] = json!(["GET /v1?apiKey=<withheld> answered 401", "retried with token=<withheld>"]);
+        shown
+    };
+    // Three of resmon's untyped parts: a run's coverage, a finding's
+    // evidence, and the fields explain_match passes on beside its own.
+    let places = [
+        (
+            "get_execution",
+            json!({"exec_id": 115}),
+            "/api/executions/{exec_id}",
+            set_in("coverage", planted.clone()),
+            "/coverage",
+        ),
+        (
+            "get_watchdog_findings",
+            json!({}),
+            "/api/watchdog",
+            set_in("findings/*/evidence", planted.clone()),
+            "/findings/0/evidence",
+        ),
+        ("explain_match", json!({"doc_id": 801}), "/api/documents/{doc_id}/why", set(planted.clone()), ""),
+    ];
+    for (tool, arguments, route, fault, at) in places {
+        fake.set_fault_for("GET", route, fault);
+        let answer = structured(&session.call(tool, arguments)).clone();
+        fake.set_fault_for("GET", route, Fault::None);
+        let shown = answer.pointer(at).unwrap_or_else(|| panic!("{tool} {at}: {answer}"));
+        for (key, value) in expected.as_object().unwrap() {
+            assert_eq!(shown.get(key), Some(value), "{tool} {at}/{key}: {answer}");
+        }
+        let sent = fake.requests().into_iter().rev().find(|request| request.method == "GET").unwrap();
+        assert!(String::from_utf8_lossy(&sent.answer).contains("SECRET-B1"), "{tool}: the fault reached it");
+    }
+
+    // An error quoting resmon: its sentence, and a validation problem's
+    // message and location.
+    let refusal = json!({"detail": [{"loc": {"max_tokens": 5, "token_count": 2},
+                                      "msg": "upstream https://x.org/?token=SECRET-E1 said Bearer SECRET-E2"}]});
+    fake.set_fault_for("GET", "/api/executions/{exec_id}", Fault::Status(422, refusal.to_string()));
+    let error = error_payload(&session.call("get_execution", json!({"exec_id": 115}))).unwrap();
+    assert_eq!(error["detail"]["problems"][0]["loc"], json!({"max_tokens": 5, "token_count": 2}), "{error}");
+    assert_eq!(
+        error["detail"]["problems"][0]["msg"],
+        json!("upstream https://x.org/?token=<withheld> said Bearer <withheld>"),
+        "{error}"
+    );
+    let sentence = json!({"detail": "The provider refused Authorization: Bearer SECRET-E3"});
+    fake.set_fault_for("GET", "/api/executions/{exec_id}", Fault::Status(409, sentence.to_string()));
+    let error = error_payload(&session.call("get_execution", json!({"exec_id": 115}))).unwrap();
+    assert_eq!(error["message"], "The provider refused Authorization: Bearer <withheld>", "{error}");
+    fake.set_fault_for("GET", "/api/executions/{exec_id}", Fault::None);
+
+    let transcript = session.transcript.join("\n");
+    let (_, stderr) = session.finish();
+    assert!(!transcript.contains("SECRET-"), "a credential value was shown: {transcript}");
+    assert!(!stderr.contains("SECRET-"), "a credential value reached stderr: {stderr}");
 }

@@ -529,19 +529,22 @@ fn records_echoed_from_resmon_never_show_a_credential_value() {
             "webhook_secret": "SECRET-R-3",
             "storage_settings": "{\"auth_header\": \"Bearer SECRET-R-4\", \"folder\": \"papers\"}",
             "notes": "{\"hooks\": [{\"api_token\": \"SECRET-R-5\"}]}",
+            "max_tokens": 4096,
         })),
     );
     let created = bench.ok("create_routine", routine_arguments());
     let routine = &created["routine"];
     assert_eq!(routine["webhook_secret"], json!({"withheld": true}), "{created}");
+    // A header's name is no credential; the token in its value is.
     assert_eq!(
         routine["storage_settings"],
-        json!({"auth_header": {"withheld": true}, "folder": "papers"}),
+        json!({"auth_header": "Bearer <withheld>", "folder": "papers"}),
         "{created}"
     );
     // JSON text under an ordinary key is read, and written out again withheld.
     assert_eq!(routine["notes"], json!(r#"{"hooks":[{"api_token":{"withheld":true}}]}"#), "{created}");
     assert_eq!(routine["parameters"]["keywords"], json!(["k"]), "search terms are no credential");
+    assert_eq!(routine["max_tokens"], json!(4096), "nor is a count of tokens");
     assert!(crate::harness::output_problems("create_routine", &created).is_empty());
     // get_routine shows the same record by the same rule.
     let shown = bench.ok("get_routine", json!({"routine_id": id}));

@@ -83,11 +83,16 @@ fn the_id_is_read_only_under_the_routes_own_key() {
         "{}",
         error.message
     );
-    let mut other = accepted(Act::RoutineRun { routine_id: 7 }, 200, Ok(r#"{"id": 12, "api_key": 5}"#));
+    let mut other =
+        accepted(Act::RoutineRun { routine_id: 7 }, 200, Ok(r#"{"id": 12, "api_key": 5, "token_count": 3}"#));
     let object = other.object().unwrap();
     assert_eq!(other.id(), None);
     let error = other.without_id(&object, "an integer `execution_id`");
-    assert_eq!(error.detail["answered"], json!({"id": 12}), "a credential-shaped key is not quoted");
+    assert_eq!(
+        error.detail["answered"],
+        json!({"id": 12, "token_count": 3}),
+        "a credential-shaped key is not quoted; a count of tokens is no credential (contract-notes 13)"
+    );
     assert!(!error.detail.contains_key("execution_id") && !error.detail.contains_key("id"));
 }
 

@@ -1,0 +1,271 @@
+//! The answer-side rule (contract-notes 13): which keys of resmon's, in the
+//! parts of an answer passed through untyped, hold a credential, and which
+//! stretches of its free text are one. It is exact on purpose: a name is
+//! judged by its last words, never by a credential word found anywhere in
+//! it, so resmon's `authorships`, `max_tokens` or `sort_key` come through
+//! as data. The refusal of a requested settings key is another rule, wider
+//! on purpose (`settings_policy::credential_word`, contract-notes 11): there
+//! a name is only a name, and refusing too much costs nothing.
+
+use serde_json::{Value, json};
+
+use super::words_of;
+
+/// Last words that make a name hold a credential (`smtp_password`,
+/// `webhook_token`, `x-apikey`).
+const LAST_WORDS: [&str; 7] =
+    ["secret", "password", "passphrase", "credential", "credentials", "token", "apikey"];
+
+/// Last two words that make a name hold a credential (`openai_api_key`,
+/// `refreshToken`); `key` alone after another word is judged by its value.
+const LAST_TWO_WORDS: [[&str; 2]; 8] = [
+    ["api", "key"],
+    ["access", "key"],
+    ["private", "key"],
+    ["secret", "key"],
+    ["access", "token"],
+    ["refresh", "token"],
+    ["auth", "token"],
+    ["bearer", "token"],
+];
+
+/// Names that hold a credential when they are the whole name, one word.
+const WHOLE_NAMES: [&str; 5] = ["key", "token", "auth", "authorization", "bearer"];
+
+/// Last words of a name that make it say something about a credential (which
+/// one, whether one is needed, whether one is stored) rather than hold one:
+/// resmon's `credential_name` and `credential_alias` carry an alias, which the
+/// contract wants shown (contract 1.0 "Safety"), `api_key_requirement` a word.
+/// No name ending so is caught by the word lists above; the list says so
+/// before they are read, and keeps saying so if they grow.
+const DESCRIBING_WORDS: [&str; 7] =
+    ["name", "names", "alias", "aliases", "status", "requirement", "required"];
+
+/// Whole names resmon gives an identifier that ends in `_key`: a lifecycle
+/// event's `notice_key` is the notice's id (`crossref:<doi>`), which is long,
+/// unbroken and mixes letters and digits, as a secret does.
+const IDENTIFIER_NAMES: [&str; 1] = ["notice_key"];
+
+/// The shortest value under a `…_key` name that is taken for a secret.
+const SECRET_LENGTH: usize = 16;
+
+/// What stands in for a value that is not shown, where a key's value was.
+pub fn withheld() -> Value {
+    json!({"withheld": true})
+}
+
+/// What stands in for a secret taken out of free text (`Bearer <withheld>`,
+/// `?api_key=<withheld>`): the scheme or the parameter's name stays, so a
+/// reader still sees what kind of thing was there.
+pub const WITHHELD_TEXT: &str = "<withheld>";
+
+/// Whether `value`, found under `key` in resmon's part of an answer, holds a
+/// credential. By the name's words (split as `words_of` splits them,
+/// lower-cased): its last word is one of `LAST_WORDS`, its last two are one
+/// of `LAST_TWO_WORDS`, or it is one word of `WHOLE_NAMES`. Or by name and
+/// value: it ends in `key` after another word and `value` is text that looks
+/// like a secret (`looks_like_a_secret`). A name ending in one of
+/// `DESCRIBING_WORDS`, or one of `IDENTIFIER_NAMES`, holds none.
+pub fn answer_holds_credential(key: &str, value: &Value) -> bool {
+    holds_credential(key, value.as_str())
+}
+
+/// `answer_holds_credential`, with the value as text when it is text.
+fn holds_credential(key: &str, text: Option<&str>) -> bool {
+    // Most names hold no credential word at all; only those are split.
+    if !mentions_a_last_word(key) || IDENTIFIER_NAMES.iter().any(|name| key.eq_ignore_ascii_case(name)) {
+        return false;
+    }
+    let words: Vec<String> = words_of(key).collect();
+    let (last, before) = match words.as_slice() {
+        [] => return false,
+        [.., before, last] => (last.as_str(), Some(before.as_str())),
+        [last] => (last.as_str(), None),
+    };
+    if DESCRIBING_WORDS.contains(&last) {
+        return false;
+    }
+    match before {
+        None => WHOLE_NAMES.contains(&last) || LAST_WORDS.contains(&last),
+        Some(before) => {
+            LAST_WORDS.contains(&last)
+                || LAST_TWO_WORDS.contains(&[before, last])
+                || (last == "key" && text.is_some_and(looks_like_a_secret))
+        }
+    }
+}
+
+/// Whether a name can end in a word the rule looks at, ignoring case: a
+/// cheap test every answer's keys pass, so that only the few names that
+/// can hold a credential are split into words. A name with other than
+/// ASCII characters always takes the long way, since lower-casing some of
+/// them (the Kelvin sign) gives an ASCII letter.
+fn mentions_a_last_word(key: &str) -> bool {
+    if !key.is_ascii() {
+        return true;
+    }
+    ["key", "token", "secret", "password", "passphrase", "credential", "auth", "bearer"]
+        .iter()
+        .any(|word| key.as_bytes().windows(word.len()).any(|part| part.eq_ignore_ascii_case(word.as_bytes())))
+}
+
+/// Text that looks like a secret: 16 characters or more, none of them a
+/// space of any kind, with both letters and digits (`sk-4f9a…`, a hex
+/// digest). `"date"`, `"title_asc"` and a sentence do not.
+fn looks_like_a_secret(text: &str) -> bool {
+    text.chars().count() >= SECRET_LENGTH
+        && !text.chars().any(char::is_whitespace)
+        && text.chars().any(char::is_alphabetic)
+        && text.chars().any(|character| character.is_ascii_digit())
+}
+
+/// Withholds, in place, every credential in resmon's part of an answer, at
+/// any depth of `value` (objects inside objects and arrays):
+/// - the value of every key that holds one (`answer_holds_credential`)
+///   becomes `withheld()`; the key is kept, so a reader still sees that
+///   resmon holds such a field;
+/// - a string that is, whole, a JSON object or array is read, and when
+///   anything in it is withheld it is replaced by that JSON written out
+///   again (compact) with the values withheld;
+/// - any other string has its secrets in free text replaced (`scrub_text`).
+///
+/// Answers whether anything was withheld.
+pub fn withhold_credentials(value: &mut Value) -> bool {
+    match value {
+        Value::Object(object) => {
+            let mut any = false;
+            for (key, inner) in object.iter_mut() {
+                if answer_holds_credential(key, inner) {
+                    if *inner != withheld() {
+                        *inner = withheld();
+                    }
+                    any = true;
+                } else {
+                    any |= withhold_credentials(inner);
+                }
+            }
+            any
+        }
+        Value::Array(items) => items.iter_mut().fold(false, |any, item| withhold_credentials(item) | any),
+        Value::String(text) => {
+            if text.trim_start().starts_with(['{', '['])
+                && let Ok(mut inner) = serde_json::from_str::<Value>(text)
+            {
+                if !withhold_credentials(&mut inner) {
+                    return false;
+                }
+                *text = inner.to_string();
+                return true;
+            }
+            let Some(scrubbed) = scrub_text(text) else { return false };
+            *text = scrubbed;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// `text` with its credentials in free text replaced by `WITHHELD_TEXT`,
+/// or `None` when it holds none:
+/// - the credentials of an HTTP `Bearer` scheme (the word in any case, on
+///   its own, then spaces, then the token's characters), unless they are a
+///   short word of letters, as in prose;
+/// - the value of a `name=value` pair (a URL's query, a log line) whose name
+///   holds a credential by the same rule as a key (`api_key=`, `apiKey=`,
+///   `token=`, `key=`, `access_token=`, and `session_key=` when the value
+///   looks like a secret); `sort_key=date` or `max_tokens=5` stay.
+pub fn scrub_text(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for at in 0..bytes.len() {
+        let span = match bytes[at] {
+            b'=' => query_value(text, at),
+            b'b' | b'B' => bearer_credentials(bytes, at),
+            _ => None,
+        };
+        spans.extend(span);
+    }
+    if spans.is_empty() {
+        return None;
+    }
+    // A span may touch or overlap another (`Bearer token=x`): joined, one
+    // placeholder stands for them.
+    spans.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut spans = spans.into_iter().peekable();
+    while let Some((start, mut end)) = spans.next() {
+        while let Some(&(next_start, next_end)) = spans.peek()
+            && next_start <= end
+        {
+            end = end.max(next_end);
+            spans.next();
+        }
+        let start = start.max(copied);
+        out.push_str(&text[copied..start]);
+        out.push_str(WITHHELD_TEXT);
+        copied = end;
+    }
+    out.push_str(&text[copied..]);
+    Some(out)
+}
+
+/// Characters of a parameter's name in free text.
+fn in_a_name(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.')
+}
+
+/// Characters that end a parameter's value in free text: a space, the next
+/// parameter or the fragment, a quote, a bracket, a clause's punctuation,
+/// and `<`, which also keeps a placeholder already written from being read
+/// as a value again.
+fn ends_a_value(byte: u8) -> bool {
+    byte.is_ascii_whitespace() || b"&#\"'<>`()[]{},;".contains(&byte)
+}
+
+/// The span of the value after the `=` at `equals` when its name holds a
+/// credential.
+fn query_value(text: &str, equals: usize) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let name_start = bytes[..equals].iter().rposition(|byte| !in_a_name(*byte)).map_or(0, |at| at + 1);
+    let value_start = equals + 1;
+    let value_end = bytes[value_start..]
+        .iter()
+        .position(|byte| ends_a_value(*byte))
+        .map_or(bytes.len(), |at| value_start + at);
+    if name_start == equals || value_start == value_end {
+        return None;
+    }
+    holds_credential(&text[name_start..equals], Some(&text[value_start..value_end]))
+        .then_some((value_start, value_end))
+}
+
+/// A token's characters after `Bearer ` (RFC 6750's b64token: letters,
+/// digits, `-._~+/`, then any `=` padding).
+fn in_a_bearer_token(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || b"-._~+/".contains(&byte)
+}
+
+/// The span of a `Bearer` scheme's credentials starting with the `b` at `at`.
+fn bearer_credentials(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
+    const SCHEME: &[u8] = b"bearer";
+    let word = bytes.get(at..at + SCHEME.len())?;
+    if !word.eq_ignore_ascii_case(SCHEME) || (at > 0 && bytes[at - 1].is_ascii_alphanumeric()) {
+        return None;
+    }
+    let after = at + SCHEME.len();
+    let start = after + bytes[after..].iter().take_while(|byte| matches!(byte, b' ' | b'\t')).count();
+    if start == after {
+        return None;
+    }
+    let mut end = start + bytes[start..].iter().take_while(|byte| in_a_bearer_token(**byte)).count();
+    end += bytes[end..].iter().take_while(|byte| **byte == b'=').count();
+    let credentials = &bytes[start..end];
+    // Prose uses the word too (`the bearer of a mutation`, `a Bearer token`):
+    // what follows it there is a short word of letters, which no token is.
+    let a_word = credentials.len() < SECRET_LENGTH && credentials.iter().all(u8::is_ascii_alphabetic);
+    (!credentials.is_empty() && !a_word).then_some((start, end))
+}
+
+#[cfg(test)]
+mod tests;
