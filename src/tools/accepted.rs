@@ -285,9 +285,7 @@ fn lost_connection(cause: &ToolError) -> bool {
         )
     );
     cause.code == Code::BackendUnavailable
-        && (connection_kind
-            || detail("deadline_s").is_some()
-            || detail("sent") == Some(&json!(false)))
+        && (connection_kind || detail("deadline_s").is_some() || detail("sent") == Some(&json!(false)))
 }
 
 /// Reads a JSON object's top-level keys and answers those given more than
