@@ -3,14 +3,18 @@
 //! The schema a client sees is the schema enforced here, so the two cannot
 //! disagree. Only the small, portable subset the tool table uses is
 //! understood: `type` (object, string, integer, number, boolean, array),
-//! `properties`, `required`, `enum`, `items`, `minimum` and `maxItems`.
+//! `properties`, `required`, `enum`, `items`, `minimum`, `maximum` and
+//! `maxItems`. An integer is an integer by value, as JSON Schema has it:
+//! `1.0` is the integer 1, and is sent to resmon as `1` (`accepted`).
 //! Unknown arguments are refused rather than ignored: an argument that is
 //! silently dropped is a request the caller believes was honoured.
 //! The one exception is `HARNESS_KEYS`: keys a harness adds to every tool for
 //! its own scheduling, which no caller means as a request to resmon.
 //! Every refusal names the argument and happens before any request is built.
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+use serde_json::{Map, Number, Value};
 
 use crate::error::ToolError;
 
@@ -38,7 +42,17 @@ pub(crate) fn added_by_a_harness(key: &str) -> bool {
     HARNESS_KEYS.iter().any(|entry| entry.key == key)
 }
 
+/// Checks `arguments` against a tool's input schema, naming the argument of
+/// any refusal.
 pub fn validate(schema: &Value, arguments: &Value) -> Result<(), ToolError> {
+    accepted(schema, arguments).map(drop)
+}
+
+/// The arguments `validate` accepts, as the tool is to read and send them:
+/// an integer written as a number with a fraction part or an exponent
+/// (`1.0`, `2e0`) is replaced by that integer, so that resmon is sent `1`.
+/// Borrowed as given when nothing was written that way.
+pub fn accepted<'a>(schema: &Value, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
     let Some(object) = arguments.as_object() else {
         return Err(ToolError::invalid_argument(
             "arguments",
@@ -46,16 +60,26 @@ pub fn validate(schema: &Value, arguments: &Value) -> Result<(), ToolError> {
         ));
     };
     // The root is always closed, even for a tool that takes no arguments.
-    check_object(schema, object, "", true)
+    let rewritten = check_object(schema, object, "", true)?;
+    if rewritten.is_empty() {
+        return Ok(Cow::Borrowed(arguments));
+    }
+    let mut object = object.clone();
+    for (name, value) in rewritten {
+        object.insert(name, value);
+    }
+    Ok(Cow::Owned(Value::Object(object)))
 }
 
 /// `closed`: refuse keys the schema does not name (the argument root).
+/// Answers the members whose value is to be read as something other than
+/// it was written (`accepted`), with that value.
 fn check_object(
     schema: &Value,
     object: &Map<String, Value>,
     prefix: &str,
     closed: bool,
-) -> Result<(), ToolError> {
+) -> Result<Vec<(String, Value)>, ToolError> {
     let empty = Map::new();
     let properties = schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
     // A harness's own keys are only ever allowed at the root, where it puts them.
@@ -79,25 +103,45 @@ fn check_object(
             ));
         }
     }
+    let mut rewritten = Vec::new();
     for (name, value) in object {
         // An explicit null means "not given" for an optional argument.
         if value.is_null() {
             continue;
         }
         if let Some(property) = properties.get(name) {
-            check_value(property, value, &format!("{prefix}{name}"))?;
+            let ids = holds_ids(name);
+            if let Some(value) = check_value(property, value, &format!("{prefix}{name}"), ids)? {
+                rewritten.push((name.clone(), value));
+            }
         }
     }
-    Ok(())
+    Ok(rewritten)
 }
 
-fn check_value(schema: &Value, value: &Value, name: &str) -> Result<(), ToolError> {
+/// Whether an argument holds ids of resmon's records (routine_id, exec_id,
+/// doc_id, profile_id; doc_ids' items): by its name, `…_id` or `…_ids`. An
+/// integer there is 1 or more whatever its schema's `minimum` says: no
+/// record has id 0, and the listing's byte budget does not allow repeating
+/// `"minimum": 1` on every id (contract-notes 29). A unit test names them all.
+pub(crate) fn holds_ids(name: &str) -> bool {
+    name.ends_with("_id") || name.ends_with("_ids")
+}
+
+/// Checks one value against its property's schema. `ids`: an integer here
+/// is a record's id (`holds_ids`). Answers the value to read in its place
+/// when it was written otherwise (an integer written as `1.0`).
+fn check_value(schema: &Value, value: &Value, name: &str, ids: bool) -> Result<Option<Value>, ToolError> {
     let expected = schema.get("type").and_then(Value::as_str);
+    if let (Some("integer"), Value::Number(number)) = (expected, value) {
+        return integer(schema, number, name, ids).map(|read| {
+            // Written as an integer already: nothing to replace.
+            (!number.is_i64()).then(|| Value::from(read))
+        });
+    }
     let fits = match expected {
         Some("string") => value.is_string(),
-        // Beyond i64 nothing resmon stores can match, and reading it back
-        // as "absent" would be worse than refusing it here.
-        Some("integer") => value.is_i64(),
+        Some("integer") => false,
         Some("number") => value.is_number(),
         Some("boolean") => value.is_boolean(),
         Some("array") => value.is_array(),
@@ -120,14 +164,15 @@ fn check_value(schema: &Value, value: &Value, name: &str) -> Result<(), ToolErro
             format!("`{name}` must be one of {}; got {}.", allowed.join(", "), clip(value)),
         ));
     }
-    if let (Some(minimum), Some(number)) = (schema.get("minimum").and_then(Value::as_i64), value.as_i64())
+    if let (Some(minimum), Some(number)) = (schema.get("minimum").and_then(Value::as_f64), value.as_f64())
         && number < minimum
     {
         return Err(ToolError::invalid_argument(
             name,
-            format!("`{name}` must be at least {minimum}; got {number}."),
+            format!("`{name}` must be at least {minimum}; got {}.", clip(value)),
         ));
     }
+    let mut rewritten = None;
     if let Some(items) = value.as_array() {
         if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
             && items.len() as u64 > max
@@ -139,7 +184,9 @@ fn check_value(schema: &Value, value: &Value, name: &str) -> Result<(), ToolErro
         }
         if let Some(item_schema) = schema.get("items") {
             for (index, item) in items.iter().enumerate() {
-                check_value(item_schema, item, &format!("{name}[{index}]"))?;
+                if let Some(read) = check_value(item_schema, item, &format!("{name}[{index}]"), ids)? {
+                    rewritten.get_or_insert_with(|| items.clone())[index] = read;
+                }
             }
         }
     }
@@ -147,7 +194,71 @@ fn check_value(schema: &Value, value: &Value, name: &str) -> Result<(), ToolErro
     // named properties, create_routine's `entity`, goes to resmon unexamined
     // (contract 1.0 "Watch profiles and the basis of a match"): resmon's
     // validator is the one that also governs the app's own editor.
-    Ok(())
+    Ok(rewritten.map(Value::Array))
+}
+
+/// The largest magnitude at which a number written with a fraction part or
+/// an exponent is still read as exactly the integer it names: 2^53. Past it,
+/// `9007199254740993.0` reads as ...992, so the value is not taken.
+const EXACT_AS_WRITTEN: f64 = 9_007_199_254_740_992.0;
+
+/// An integer argument's value, within its range: the schema's `minimum`
+/// (1 for an id, at least) and `maximum`, and at most 2^63 − 1, the largest
+/// integer resmon stores, which no schema repeats (contract-notes 29).
+fn integer(schema: &Value, number: &Number, name: &str, ids: bool) -> Result<i64, ToolError> {
+    let mut lowest = schema.get("minimum").and_then(Value::as_i64).unwrap_or(i64::MIN);
+    if ids {
+        lowest = lowest.max(1);
+    }
+    let highest = schema.get("maximum").and_then(Value::as_i64).unwrap_or(i64::MAX);
+    let top = if highest == i64::MAX { format!("{highest} (2^63 − 1)") } else { highest.to_string() };
+    let range = if lowest == i64::MIN {
+        format!("an integer of at most {top}")
+    } else {
+        format!("an integer from {lowest} to {top}")
+    };
+    let what = if ids { format!("an id, {range}") } else { range };
+    let out_of_range = |got: String| {
+        ToolError::invalid_argument(name, format!("`{name}` must be {what}; {got}."))
+            .with_detail("minimum", Value::from(lowest))
+            .with_detail("maximum", Value::from(highest))
+    };
+    let read = if let Some(read) = number.as_i64() {
+        read
+    } else if number.is_u64() {
+        return Err(out_of_range(format!("got {number}")));
+    } else {
+        let float = number.as_f64().unwrap_or(f64::NAN);
+        if float.fract() != 0.0 {
+            return Err(ToolError::invalid_argument(
+                name,
+                format!("`{name}` must be {what}, not a fractional number ({number})."),
+            ));
+        }
+        if float.abs() > EXACT_AS_WRITTEN {
+            // 2^63 and beyond, or below -2^63: out of any range an argument has.
+            if float >= 9_223_372_036_854_775_808.0 {
+                return Err(out_of_range("the number given is larger".to_string()));
+            }
+            if float < -9_223_372_036_854_775_808.0 {
+                return Err(out_of_range("the number given is smaller".to_string()));
+            }
+            return Err(ToolError::invalid_argument(
+                name,
+                format!(
+                    "`{name}` was written with a fraction part or an exponent ({number}), which past \
+                     2^53 (9007199254740992) may not be exactly the integer meant; write it in plain \
+                     digits."
+                ),
+            ));
+        }
+        // Within ±2^53 a whole number is exactly the integer it names.
+        float as i64
+    };
+    if read < lowest || read > highest {
+        return Err(out_of_range(format!("got {read}")));
+    }
+    Ok(read)
 }
 
 fn article(type_name: &str) -> &'static str {
@@ -156,10 +267,10 @@ fn article(type_name: &str) -> &'static str {
 
 fn describe(value: &Value) -> &'static str {
     match value {
-        Value::Number(number) if number.is_f64() => "a fractional number",
-        Value::Number(number) if number.is_u64() && !number.is_i64() => {
-            "an integer too large to be an id or count"
+        Value::Number(number) if number.as_f64().is_some_and(|float| float.fract() != 0.0) => {
+            "a fractional number"
         }
+        // `1.0` and `2e0` are integers too, as JSON Schema reads them.
         Value::Number(_) => "an integer",
         other => kind_of(other),
     }
@@ -287,6 +398,121 @@ mod tests {
         assert_eq!(validate(&no_arguments, &json!({"x": 1})).unwrap_err().detail["argument"], "x");
         let open_map = json!({"type": "object", "properties": {"settings": {"type": "object"}}});
         validate(&open_map, &json!({"settings": {"any_key": "v"}})).unwrap();
+    }
+
+    fn refusal(arguments: Value) -> ToolError {
+        validate(&schema(), &arguments).unwrap_err()
+    }
+
+    fn ids_schema() -> Value {
+        json!({"type": "object", "properties": {
+            "routine_id": {"type": "integer"},
+            "doc_ids": {"type": "array", "items": {"type": "integer"}},
+            "offset": {"type": "integer", "minimum": 0},
+            "top": {"type": "integer", "minimum": 1, "maximum": 10}
+        }})
+    }
+
+    /// An integer is one by value: written with a zero fraction part or an
+    /// exponent it is taken, and read (and so sent) as the integer.
+    #[test]
+    fn an_integer_written_as_a_float_is_that_integer() {
+        for (written, read) in [
+            (json!(1.0), 1i64),
+            (json!(2e0), 2),
+            (json!(25.000), 25),
+            (json!(9_007_199_254_740_992.0), 9_007_199_254_740_992i64),
+        ] {
+            let arguments = json!({"query": "x", "limit": written});
+            let accepted = accepted(&schema(), &arguments).unwrap();
+            assert!(accepted["limit"].is_i64(), "{written}");
+            assert_eq!(accepted["limit"], json!(read), "{written}");
+            assert_eq!(accepted["query"], "x");
+        }
+        // Inside an array of ids too, each item in its place.
+        let arguments = json!({"doc_ids": [3, 4.0, 5]});
+        let accepted = accepted(&ids_schema(), &arguments).unwrap();
+        assert_eq!(accepted.to_string(), r#"{"doc_ids":[3,4,5]}"#);
+        // Written as an integer, the arguments are not copied.
+        let arguments = json!({"query": "x", "limit": 3});
+        assert!(matches!(accepted_borrowed(&arguments), Cow::Borrowed(_)));
+        // `minimum` applies to the integer read: 0.0 is 0.
+        assert_eq!(refused_argument(json!({"query": "x", "limit": 0.0})), "limit");
+    }
+
+    fn accepted_borrowed(arguments: &Value) -> Cow<'_, Value> {
+        accepted(&schema(), arguments).unwrap()
+    }
+
+    /// Only a true fraction is called fractional; a number too large is
+    /// told as outside the range, which the sentence gives.
+    #[test]
+    fn each_integer_refusal_gives_the_true_reason() {
+        let fraction = refusal(json!({"query": "x", "limit": 1.5}));
+        assert!(fraction.message.contains("not a fractional number (1.5)"), "{}", fraction.message);
+        for too_large in
+            [json!(18_446_744_073_709_551_616.0), json!(u64::MAX), json!(9_223_372_036_854_775_808u64)]
+        {
+            let error = refusal(json!({"query": "x", "limit": too_large}));
+            assert_eq!(error.detail["argument"], "limit");
+            assert!(
+                error.message.contains("must be an integer from 1 to 9223372036854775807"),
+                "{too_large}: {}",
+                error.message
+            );
+            assert!(!error.message.contains("fractional"), "{}", error.message);
+            assert_eq!(
+                (error.detail["minimum"].clone(), error.detail["maximum"].clone()),
+                (json!(1), json!(i64::MAX))
+            );
+        }
+        let negative = refusal(json!({"query": "x", "limit": -18_446_744_073_709_551_616.0}));
+        assert!(
+            negative
+                .message
+                .contains("from 1 to 9223372036854775807 (2^63 − 1); the number given is smaller")
+        );
+        // The largest integer an argument holds is taken.
+        validate(&schema(), &json!({"query": "x", "limit": i64::MAX})).unwrap();
+        // Past 2^53 a number written with an exponent may not be the one meant.
+        let inexact = refusal(json!({"query": "x", "limit": 1e17}));
+        assert!(inexact.message.contains("plain digits"), "{}", inexact.message);
+        // A `maximum` in the schema is the range's top.
+        let top = validate(&ids_schema(), &json!({"top": 11})).unwrap_err();
+        assert!(top.message.contains("from 1 to 10; got 11"), "{}", top.message);
+        validate(&ids_schema(), &json!({"top": 10.0})).unwrap();
+        // Another kind is named as what it is: `1.0` is an integer, not a fraction.
+        let kind = refusal(json!({"query": 1.0}));
+        assert!(kind.message.contains("must be a string, not an integer"), "{}", kind.message);
+    }
+
+    /// An id is 1 to 2^63 − 1, whether or not its schema gives a `minimum`.
+    #[test]
+    fn an_id_is_one_to_the_largest_integer() {
+        for (arguments, argument) in [
+            (json!({"routine_id": 0}), "routine_id"),
+            (json!({"routine_id": -3}), "routine_id"),
+            (json!({"routine_id": -0.0}), "routine_id"),
+            (json!({"routine_id": 18_446_744_073_709_551_616.0}), "routine_id"),
+            (json!({"doc_ids": [1, 0]}), "doc_ids[1]"),
+        ] {
+            let error = validate(&ids_schema(), &arguments).unwrap_err();
+            assert_eq!(error.detail["argument"], argument, "{arguments}");
+            assert!(
+                error.message.contains("must be an id, an integer from 1 to 9223372036854775807"),
+                "{arguments}: {}",
+                error.message
+            );
+        }
+        validate(&ids_schema(), &json!({"routine_id": 1, "doc_ids": [i64::MAX]})).unwrap();
+        // Not an id: its own `minimum` holds.
+        validate(&ids_schema(), &json!({"offset": 0})).unwrap();
+        let offset = validate(&ids_schema(), &json!({"offset": -1})).unwrap_err();
+        assert!(
+            offset.message.contains("from 0 to 9223372036854775807 (2^63 − 1); got -1"),
+            "{}",
+            offset.message
+        );
     }
 
     #[test]

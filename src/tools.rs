@@ -219,9 +219,13 @@ fn answer(backend: &mut Backend, index: usize, arguments: &Value, read_only: boo
     if let Some(error) = declined(tool, arguments) {
         return Some(Err(error));
     }
-    if let Err(error) = args::validate(input_schema(index), arguments) {
-        return Some(Err(error));
-    }
+    // From here on the arguments are read as checked: an integer written
+    // `1.0` is the integer 1 (contract-notes 29).
+    let arguments = match args::accepted(input_schema(index), arguments) {
+        Ok(arguments) => arguments,
+        Err(error) => return Some(Err(error)),
+    };
+    let arguments = arguments.as_ref();
     let empty = serde_json::Map::new();
     let map = arguments.as_object().unwrap_or(&empty);
     backend.begin_call(caller_fields(tool, map), tool.requires_confirmation);
@@ -474,6 +478,43 @@ mod tests {
         let error = declined(tool, &json!({ argument: 1 })).expect("refused");
         assert_eq!(error.message, sentence);
         assert!(declined(tool, &json!({})).is_none());
+    }
+
+    /// The arguments the check reads as ids of resmon's records, each 1 to
+    /// 2^63 − 1 (contract-notes 29), by their names. Listed here so that a
+    /// new one, or an integer named like an id that is none, is a decision.
+    #[test]
+    fn the_id_arguments_are_these() {
+        let mut ids = Vec::new();
+        for tool in TOOLS {
+            let schema = (tool.input_schema)();
+            for (name, property) in schema["properties"].as_object().unwrap() {
+                let integers = property["type"] == "integer" || property["items"]["type"] == "integer";
+                if integers && args::holds_ids(name) {
+                    ids.push(format!("{}.{name}", tool.name));
+                }
+            }
+        }
+        assert_eq!(
+            ids,
+            [
+                "find_similar.doc_id",
+                "get_routine.routine_id",
+                "list_executions.routine_id",
+                "get_execution.exec_id",
+                "get_execution_results.exec_id",
+                "get_search_record.exec_id",
+                "explain_match.doc_id",
+                "get_paper_lifecycle.doc_id",
+                "export_references.exec_id",
+                "export_references.doc_ids",
+                "get_watch_profile.profile_id",
+                "get_profile_matches.profile_id",
+                "run_routine.routine_id",
+                "activate_routine.routine_id",
+                "deactivate_routine.routine_id",
+            ]
+        );
     }
 
     #[test]
