@@ -191,18 +191,32 @@ fn answer_shape(index: usize) -> &'static withhold::Shape {
 }
 
 /// The one entry point for `tools/call` and the `call` subcommand.
-/// `None` means no tool has that name (a protocol error, not a tool error).
-/// Every answer, a success or an error, leaves through `withhold`: no
-/// credential-shaped key's value is shown (contract 1.0 "Safety";
-/// contract-notes 13).
-pub fn call(backend: &mut Backend, name: &str, arguments: &Value, read_only: bool) -> Option<ToolResult> {
+/// `repeats`: the keys the arguments' text gave more than once, which the
+/// parsed `arguments` cannot show (`args::Repeats`; none for arguments
+/// that never were text). `None` means no tool has that name (a protocol
+/// error, not a tool error). Every answer, a success or an error, leaves
+/// through `withhold`: no credential-shaped key's value is shown (contract
+/// 1.0 "Safety"; contract-notes 13).
+pub fn call(
+    backend: &mut Backend,
+    name: &str,
+    arguments: &Value,
+    repeats: &args::Repeats,
+    read_only: bool,
+) -> Option<ToolResult> {
     let index = TOOLS.iter().position(|tool| tool.name == name)?;
-    let result = answer(backend, index, arguments, read_only)?;
+    let result = answer(backend, index, arguments, repeats, read_only)?;
     Some(withhold::shown(answer_shape(index), result))
 }
 
 /// The call itself: the read-only and argument checks, then the handler.
-fn answer(backend: &mut Backend, index: usize, arguments: &Value, read_only: bool) -> Option<ToolResult> {
+fn answer(
+    backend: &mut Backend,
+    index: usize,
+    arguments: &Value,
+    repeats: &args::Repeats,
+    read_only: bool,
+) -> Option<ToolResult> {
     let tool = TOOLS[index];
     let name = tool.name;
     if !is_offered(tool, read_only) {
@@ -215,6 +229,11 @@ fn answer(backend: &mut Backend, index: usize, arguments: &Value, read_only: boo
             ),
         )
         .with_detail("read_only", json!(true))));
+    }
+    // Before anything reads a value: which of two values a key given twice
+    // holds is the question itself (contract-notes 30).
+    if let Err(error) = args::refuse_repeats(input_schema(index), repeats) {
+        return Some(Err(error));
     }
     if let Some(error) = declined(tool, arguments) {
         return Some(Err(error));

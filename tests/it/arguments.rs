@@ -1,11 +1,15 @@
 //! How a tool call's arguments are read, through both ways in (`tools/call`
 //! over stdio and the `call` subcommand), against the fake: an integer is
-//! one by value and within its range (contract-notes 29). Each refused call
-//! is shown to have sent nothing.
+//! one by value and within its range (contract-notes 29), and a key given
+//! twice is refused (contract-notes 30). Each refused call is shown to have
+//! sent nothing.
 
 use serde_json::{Value, json};
 
-use crate::harness::{Fake, Session, cli_call, connected, env_for, error_payload, start_fake, tool_error};
+use crate::harness::{
+    Fake, Launch, Session, cli_call, connected, env_for, error_payload, printed_answer, run_cli, start_fake,
+    tool_error,
+};
 
 /// One `tools/call` written out by hand, so that its arguments reach the
 /// server exactly as typed (`2e0`, a key given twice), which building a
@@ -123,4 +127,83 @@ fn the_call_subcommand_reads_integers_the_same_way() {
     assert_eq!(answer["detail"]["argument"], "routine_id", "{answer}");
     assert!(answer["message"].as_str().unwrap().contains("from 1 to 9223372036854775807"), "{answer}");
     assert!(sent(&fake).is_empty(), "{:?}", sent(&fake));
+}
+
+/// A refusal of a key given twice: `invalid_argument` naming it, and not a
+/// byte sent to resmon, discovery's health check included.
+fn refused_as_given_twice(fake: &Fake, error: &Value, argument: &str, what: &str) {
+    assert_eq!(error["error"], "invalid_argument", "{what}: {error}");
+    assert_eq!(error["detail"]["argument"], argument, "{what}: {error}");
+    let message = error["message"].as_str().unwrap();
+    let key = argument.rsplit('.').next().unwrap();
+    assert!(message.contains(&format!("`{key}` is given 2 times")), "{what}: {message}");
+    assert!(
+        message.contains("nothing was sent") && message.contains(&format!("Give `{key}` once")),
+        "{message}"
+    );
+    let reached: Vec<String> =
+        fake.requests().iter().map(|request| format!("{} {}", request.method, request.path)).collect();
+    assert!(reached.is_empty(), "{what} was refused but reached resmon: {reached:?}");
+}
+
+#[test]
+fn a_key_given_twice_in_a_tool_calls_arguments_is_refused_before_anything_is_sent() {
+    let (fake, mut session) = connected();
+    let cases = [
+        ("run_routine", r#"{"routine_id": 1, "routine_id": 2}"#, "routine_id"),
+        ("run_routine", r#"{"routine_id": 8, "routine_id": 8}"#, "routine_id"),
+        ("get_routine", r#"{"routine_id": 7, "routine_id": 8}"#, "routine_id"),
+        (
+            "run_sweep",
+            r#"{"query": "graph", "sources": ["arxiv"], "query": "attention", "max_results": 5}"#,
+            "query",
+        ),
+        (
+            "update_settings",
+            r#"{"group": "ai", "settings": {"ai_model": "claude-sonnet-4-5", "ai_model": "gpt-5"}}"#,
+            "settings.ai_model",
+        ),
+        (
+            "update_settings",
+            r#"{"group": "notifications", "group": "ai", "settings": {"ai_model": "x"}}"#,
+            "group",
+        ),
+    ];
+    for (index, (tool, arguments, argument)) in cases.into_iter().enumerate() {
+        fake.clear_requests();
+        let result = call_as_written(&mut session, 40 + index as i64, tool, arguments);
+        refused_as_given_twice(&fake, &tool_error(&result), argument, &format!("{tool} {arguments}"));
+    }
+    // The same key in create_routine's `entity` is resmon's to judge: it is
+    // sent (the contract passes `entity` through unexamined), with the value
+    // serde_json keeps.
+    fake.clear_requests();
+    let entity = r#"{"name": "By author", "keywords": [], "sources": ["arxiv"], "schedule": "0 8 * * 1",
+        "entity": {"profile_id": 5, "mode": "new_papers", "mode": "retractions"}}"#
+        .replace('\n', " ");
+    let result = call_as_written(&mut session, 60, "create_routine", &entity);
+    // Whatever the fake answers to a body it has no recording for, the
+    // refusal was not this server's.
+    assert!(
+        error_payload(&result).is_none_or(|error| error["detail"].get("given_twice").is_none()),
+        "{result}"
+    );
+    let create = fake.requests().into_iter().find(|request| request.method == "POST").expect("the create");
+    let body: Value = serde_json::from_slice(&create.body).unwrap();
+    assert_eq!(body["parameters"]["entity"], json!({"profile_id": 5, "mode": "retractions"}));
+}
+
+#[test]
+fn the_call_subcommand_refuses_a_key_given_twice_on_its_command_line_and_on_stdin() {
+    let fake = start_fake();
+    let env = env_for(&fake);
+    let arguments = r#"{"routine_id": 7, "routine_id": 8}"#;
+    fake.clear_requests();
+    let output = run_cli(&["call", "run_routine", arguments], &env);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    refused_as_given_twice(&fake, &printed_answer("run_routine", &output), "routine_id", "the command line");
+    fake.clear_requests();
+    let output = Launch::new(&env).args(["call", "run_routine", "-"]).stdin(arguments.as_bytes()).output();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    refused_as_given_twice(&fake, &printed_answer("run_routine", &output), "routine_id", "stdin");
 }
