@@ -3,16 +3,28 @@
 //! The schema a client sees is the schema enforced here, so the two cannot
 //! disagree. Only the small, portable subset the tool table uses is
 //! understood: `type` (object, string, integer, number, boolean, array),
-//! `properties`, `required`, `enum`, `items`, `minimum` and `maxItems`.
+//! `properties`, `required`, `enum`, `items`, `minimum`, `maximum` and
+//! `maxItems`. An integer is an integer by value, as JSON Schema has it:
+//! `1.0` is the integer 1, and is sent to resmon as `1` (`accepted`).
 //! Unknown arguments are refused rather than ignored: an argument that is
 //! silently dropped is a request the caller believes was honoured.
 //! The one exception is `HARNESS_KEYS`: keys a harness adds to every tool for
 //! its own scheduling, which no caller means as a request to resmon.
-//! Every refusal names the argument and happens before any request is built.
+//! A key the arguments' text gives twice is refused too (`refuse_repeats`),
+//! read from the text by `twice_given`, since the parsed object keeps only
+//! the last. Every refusal names the argument and happens before any
+//! request is built.
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+use serde_json::{Map, Number, Value};
 
 use crate::error::ToolError;
+
+mod twice_given;
+
+pub use twice_given::Repeats;
+pub(crate) use twice_given::TwiceGiven;
 
 /// Arguments that a harness adds to every tool's parameters for its own use,
 /// with the harness that adds them. They are accepted with any value and
@@ -38,7 +50,61 @@ pub(crate) fn added_by_a_harness(key: &str) -> bool {
     HARNESS_KEYS.iter().any(|entry| entry.key == key)
 }
 
+/// Refuses arguments whose text gave a key more than once: at the top, or
+/// inside an argument that is an open map of keys this server reads (its
+/// schema has `additionalProperties`: update_settings' `settings`). Any
+/// repetition, equal values included: JSON leaves a repeated name's meaning
+/// to each reader, so what a harness showed for confirmation and what would
+/// be sent could differ (contract-notes 30). An object argument with named
+/// properties (create_routine's `entity`) goes to resmon unexamined.
+pub fn refuse_repeats(schema: &Value, repeats: &Repeats) -> Result<(), ToolError> {
+    let open_map = |member: &str| {
+        schema
+            .get("properties")
+            .and_then(|properties| properties.get(member))
+            .and_then(|property| property.get("additionalProperties"))
+            .is_some_and(|more| *more != Value::Bool(false))
+    };
+    let mut repeated: Vec<(String, String, usize)> =
+        repeats.keys.iter().map(|(key, values)| (key.clone(), String::new(), given_times(values))).collect();
+    for (member, keys) in repeats.inside.iter().filter(|(member, _)| open_map(member)) {
+        repeated.extend(keys.iter().map(|(key, values)| (key.clone(), member.clone(), given_times(values))));
+    }
+    let Some((key, within, times)) = repeated.first() else { return Ok(()) };
+    let argument = if within.is_empty() { key.clone() } else { format!("{within}.{key}") };
+    let place = if within.is_empty() { "the arguments".to_string() } else { format!("`{within}`") };
+    let named: Vec<Value> = repeated
+        .iter()
+        .map(|(key, within, _)| {
+            Value::from(if within.is_empty() { key.clone() } else { format!("{within}.{key}") })
+        })
+        .collect();
+    Err(ToolError::invalid_argument(
+        &argument,
+        format!(
+            "`{key}` is given {times} times in {place}. A repeated name means whatever each reader \
+             makes of it, so a confirmation shown to the person and the request this server would \
+             send could disagree; nothing was sent. Give `{key}` once, with the value meant."
+        ),
+    )
+    .with_detail("given_twice", Value::Array(named)))
+}
+
+fn given_times(values: &Value) -> usize {
+    values.as_array().map_or(2, Vec::len)
+}
+
+/// Checks `arguments` against a tool's input schema, naming the argument of
+/// any refusal.
 pub fn validate(schema: &Value, arguments: &Value) -> Result<(), ToolError> {
+    accepted(schema, arguments).map(drop)
+}
+
+/// The arguments `validate` accepts, as the tool is to read and send them:
+/// an integer written as a number with a fraction part or an exponent
+/// (`1.0`, `2e0`) is replaced by that integer, so that resmon is sent `1`.
+/// Borrowed as given when nothing was written that way.
+pub fn accepted<'a>(schema: &Value, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
     let Some(object) = arguments.as_object() else {
         return Err(ToolError::invalid_argument(
             "arguments",
@@ -46,16 +112,26 @@ pub fn validate(schema: &Value, arguments: &Value) -> Result<(), ToolError> {
         ));
     };
     // The root is always closed, even for a tool that takes no arguments.
-    check_object(schema, object, "", true)
+    let rewritten = check_object(schema, object, "", true)?;
+    if rewritten.is_empty() {
+        return Ok(Cow::Borrowed(arguments));
+    }
+    let mut object = object.clone();
+    for (name, value) in rewritten {
+        object.insert(name, value);
+    }
+    Ok(Cow::Owned(Value::Object(object)))
 }
 
 /// `closed`: refuse keys the schema does not name (the argument root).
+/// Answers the members whose value is to be read as something other than
+/// it was written (`accepted`), with that value.
 fn check_object(
     schema: &Value,
     object: &Map<String, Value>,
     prefix: &str,
     closed: bool,
-) -> Result<(), ToolError> {
+) -> Result<Vec<(String, Value)>, ToolError> {
     let empty = Map::new();
     let properties = schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
     // A harness's own keys are only ever allowed at the root, where it puts them.
@@ -79,25 +155,45 @@ fn check_object(
             ));
         }
     }
+    let mut rewritten = Vec::new();
     for (name, value) in object {
         // An explicit null means "not given" for an optional argument.
         if value.is_null() {
             continue;
         }
         if let Some(property) = properties.get(name) {
-            check_value(property, value, &format!("{prefix}{name}"))?;
+            let ids = holds_ids(name);
+            if let Some(value) = check_value(property, value, &format!("{prefix}{name}"), ids)? {
+                rewritten.push((name.clone(), value));
+            }
         }
     }
-    Ok(())
+    Ok(rewritten)
 }
 
-fn check_value(schema: &Value, value: &Value, name: &str) -> Result<(), ToolError> {
+/// Whether an argument holds ids of resmon's records (routine_id, exec_id,
+/// doc_id, profile_id; doc_ids' items): by its name, `…_id` or `…_ids`. An
+/// integer there is 1 or more whatever its schema's `minimum` says: no
+/// record has id 0, and the listing's byte budget does not allow repeating
+/// `"minimum": 1` on every id (contract-notes 29). A unit test names them all.
+pub(crate) fn holds_ids(name: &str) -> bool {
+    name.ends_with("_id") || name.ends_with("_ids")
+}
+
+/// Checks one value against its property's schema. `ids`: an integer here
+/// is a record's id (`holds_ids`). Answers the value to read in its place
+/// when it was written otherwise (an integer written as `1.0`).
+fn check_value(schema: &Value, value: &Value, name: &str, ids: bool) -> Result<Option<Value>, ToolError> {
     let expected = schema.get("type").and_then(Value::as_str);
+    if let (Some("integer"), Value::Number(number)) = (expected, value) {
+        return integer(schema, number, name, ids).map(|read| {
+            // Written as an integer already: nothing to replace.
+            (!number.is_i64()).then(|| Value::from(read))
+        });
+    }
     let fits = match expected {
         Some("string") => value.is_string(),
-        // Beyond i64 nothing resmon stores can match, and reading it back
-        // as "absent" would be worse than refusing it here.
-        Some("integer") => value.is_i64(),
+        Some("integer") => false,
         Some("number") => value.is_number(),
         Some("boolean") => value.is_boolean(),
         Some("array") => value.is_array(),
@@ -120,14 +216,15 @@ fn check_value(schema: &Value, value: &Value, name: &str) -> Result<(), ToolErro
             format!("`{name}` must be one of {}; got {}.", allowed.join(", "), clip(value)),
         ));
     }
-    if let (Some(minimum), Some(number)) = (schema.get("minimum").and_then(Value::as_i64), value.as_i64())
+    if let (Some(minimum), Some(number)) = (schema.get("minimum").and_then(Value::as_f64), value.as_f64())
         && number < minimum
     {
         return Err(ToolError::invalid_argument(
             name,
-            format!("`{name}` must be at least {minimum}; got {number}."),
+            format!("`{name}` must be at least {minimum}; got {}.", clip(value)),
         ));
     }
+    let mut rewritten = None;
     if let Some(items) = value.as_array() {
         if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
             && items.len() as u64 > max
@@ -139,7 +236,9 @@ fn check_value(schema: &Value, value: &Value, name: &str) -> Result<(), ToolErro
         }
         if let Some(item_schema) = schema.get("items") {
             for (index, item) in items.iter().enumerate() {
-                check_value(item_schema, item, &format!("{name}[{index}]"))?;
+                if let Some(read) = check_value(item_schema, item, &format!("{name}[{index}]"), ids)? {
+                    rewritten.get_or_insert_with(|| items.clone())[index] = read;
+                }
             }
         }
     }
@@ -147,7 +246,71 @@ fn check_value(schema: &Value, value: &Value, name: &str) -> Result<(), ToolErro
     // named properties, create_routine's `entity`, goes to resmon unexamined
     // (contract 1.0 "Watch profiles and the basis of a match"): resmon's
     // validator is the one that also governs the app's own editor.
-    Ok(())
+    Ok(rewritten.map(Value::Array))
+}
+
+/// The largest magnitude at which a number written with a fraction part or
+/// an exponent is still read as exactly the integer it names: 2^53. Past it,
+/// `9007199254740993.0` reads as ...992, so the value is not taken.
+const EXACT_AS_WRITTEN: f64 = 9_007_199_254_740_992.0;
+
+/// An integer argument's value, within its range: the schema's `minimum`
+/// (1 for an id, at least) and `maximum`, and at most 2^63 − 1, the largest
+/// integer resmon stores, which no schema repeats (contract-notes 29).
+fn integer(schema: &Value, number: &Number, name: &str, ids: bool) -> Result<i64, ToolError> {
+    let mut lowest = schema.get("minimum").and_then(Value::as_i64).unwrap_or(i64::MIN);
+    if ids {
+        lowest = lowest.max(1);
+    }
+    let highest = schema.get("maximum").and_then(Value::as_i64).unwrap_or(i64::MAX);
+    let top = if highest == i64::MAX { format!("{highest} (2^63 − 1)") } else { highest.to_string() };
+    let range = if lowest == i64::MIN {
+        format!("an integer of at most {top}")
+    } else {
+        format!("an integer from {lowest} to {top}")
+    };
+    let what = if ids { format!("an id, {range}") } else { range };
+    let out_of_range = |got: String| {
+        ToolError::invalid_argument(name, format!("`{name}` must be {what}; {got}."))
+            .with_detail("minimum", Value::from(lowest))
+            .with_detail("maximum", Value::from(highest))
+    };
+    let read = if let Some(read) = number.as_i64() {
+        read
+    } else if number.is_u64() {
+        return Err(out_of_range(format!("got {number}")));
+    } else {
+        let float = number.as_f64().unwrap_or(f64::NAN);
+        if float.fract() != 0.0 {
+            return Err(ToolError::invalid_argument(
+                name,
+                format!("`{name}` must be {what}, not a fractional number ({number})."),
+            ));
+        }
+        if float.abs() > EXACT_AS_WRITTEN {
+            // 2^63 and beyond, or below -2^63: out of any range an argument has.
+            if float >= 9_223_372_036_854_775_808.0 {
+                return Err(out_of_range("the number given is larger".to_string()));
+            }
+            if float < -9_223_372_036_854_775_808.0 {
+                return Err(out_of_range("the number given is smaller".to_string()));
+            }
+            return Err(ToolError::invalid_argument(
+                name,
+                format!(
+                    "`{name}` was written with a fraction part or an exponent ({number}), which past \
+                     2^53 (9007199254740992) may not be exactly the integer meant; write it in plain \
+                     digits."
+                ),
+            ));
+        }
+        // Within ±2^53 a whole number is exactly the integer it names.
+        float as i64
+    };
+    if read < lowest || read > highest {
+        return Err(out_of_range(format!("got {read}")));
+    }
+    Ok(read)
 }
 
 fn article(type_name: &str) -> &'static str {
@@ -156,10 +319,10 @@ fn article(type_name: &str) -> &'static str {
 
 fn describe(value: &Value) -> &'static str {
     match value {
-        Value::Number(number) if number.is_f64() => "a fractional number",
-        Value::Number(number) if number.is_u64() && !number.is_i64() => {
-            "an integer too large to be an id or count"
+        Value::Number(number) if number.as_f64().is_some_and(|float| float.fract() != 0.0) => {
+            "a fractional number"
         }
+        // `1.0` and `2e0` are integers too, as JSON Schema reads them.
         Value::Number(_) => "an integer",
         other => kind_of(other),
     }
@@ -241,95 +404,4 @@ impl<'a> Args<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::error::Code;
-    use serde_json::json;
-
-    fn schema() -> Value {
-        json!({"type": "object", "properties": {
-            "query": {"type": "string"},
-            "mode": {"type": "string", "enum": ["keyword", "semantic"]},
-            "limit": {"type": "integer", "minimum": 1},
-            "sources": {"type": "array", "items": {"type": "string"}},
-            "entity": {"type": "object", "properties": {"profile_id": {"type": "integer"}}, "required": ["profile_id"]}
-        }, "required": ["query"]})
-    }
-
-    fn refused_argument(arguments: Value) -> String {
-        let error = validate(&schema(), &arguments).unwrap_err();
-        assert_eq!(error.code, Code::InvalidArgument);
-        error.detail["argument"].as_str().unwrap().to_string()
-    }
-
-    #[test]
-    fn accepts_a_valid_call() {
-        validate(&schema(), &json!({"query": "x", "mode": "semantic", "limit": 5, "sources": ["arxiv"]}))
-            .unwrap();
-        validate(&schema(), &json!({"query": "x", "limit": null})).unwrap();
-    }
-
-    #[test]
-    fn names_the_argument_it_refuses() {
-        assert_eq!(refused_argument(json!({})), "query");
-        assert_eq!(refused_argument(json!({"query": 3})), "query");
-        assert_eq!(refused_argument(json!({"query": "x", "mode": "fuzzy"})), "mode");
-        assert_eq!(refused_argument(json!({"query": "x", "limit": 2.5})), "limit");
-        assert_eq!(refused_argument(json!({"query": "x", "limit": 0})), "limit");
-        assert_eq!(refused_argument(json!({"query": "x", "limit": u64::MAX})), "limit");
-        assert_eq!(refused_argument(json!({"query": "x", "sources": ["a", 1]})), "sources[1]");
-        assert_eq!(refused_argument(json!({"query": "x", "offset": 5})), "offset");
-        assert_eq!(refused_argument(json!({"query": "x", "entity": 5})), "entity");
-        // Inside a nested object nothing is judged here: resmon judges `entity`.
-        validate(&schema(), &json!({"query": "x", "entity": {"profile_id": "p", "x": 1}})).unwrap();
-        assert_eq!(validate(&schema(), &json!([1])).unwrap_err().code, Code::InvalidArgument);
-        let no_arguments = json!({"type": "object", "properties": {}});
-        assert_eq!(validate(&no_arguments, &json!({"x": 1})).unwrap_err().detail["argument"], "x");
-        let open_map = json!({"type": "object", "properties": {"settings": {"type": "object"}}});
-        validate(&open_map, &json!({"settings": {"any_key": "v"}})).unwrap();
-    }
-
-    #[test]
-    fn keys_a_harness_adds_are_accepted_with_any_value_and_nothing_else_is() {
-        for entry in HARNESS_KEYS {
-            for value in [json!(true), json!(false), json!(null), json!("yes")] {
-                validate(&schema(), &json!({"query": "x", entry.key: value})).unwrap();
-            }
-            let no_arguments = json!({"type": "object", "properties": {}, "additionalProperties": false});
-            validate(&no_arguments, &json!({entry.key: true})).unwrap();
-            // The exemption does not hide a real mistake beside it.
-            let error =
-                validate(&schema(), &json!({"query": "x", entry.key: true, "wait": true})).unwrap_err();
-            assert_eq!(error.detail["argument"], "wait");
-            // Nor does it stop the required check.
-            assert_eq!(refused_argument(json!({entry.key: true})), "query");
-        }
-        // A near miss is still somebody's mistake, named as such.
-        assert_eq!(refused_argument(json!({"query": "x", "wait_for_previous_": true})), "wait_for_previous_");
-        assert_eq!(refused_argument(json!({"query": "x", "WAIT_FOR_PREVIOUS": true})), "WAIT_FOR_PREVIOUS");
-    }
-
-    #[test]
-    fn docs_setup_names_every_harness_key_and_its_harness() {
-        let setup = include_str!("../docs/setup.md");
-        for entry in HARNESS_KEYS {
-            let line = setup.lines().find(|line| line.contains(&format!("`{}`", entry.key)));
-            let line = line.unwrap_or_else(|| panic!("docs/setup.md does not name `{}`", entry.key));
-            assert!(
-                line.contains(entry.harness),
-                "docs/setup.md names `{}` without {}",
-                entry.key,
-                entry.harness
-            );
-        }
-    }
-
-    #[test]
-    fn a_tool_that_declares_a_harness_key_has_it_checked() {
-        let declares = json!({"type": "object", "properties": {"wait_for_previous": {"type": "integer"}}});
-        assert_eq!(
-            validate(&declares, &json!({"wait_for_previous": true})).unwrap_err().detail["argument"],
-            "wait_for_previous"
-        );
-    }
-}
+mod tests;

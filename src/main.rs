@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use anyhow::Context;
 use std::process::ExitCode;
 
+use resmon_mcp::args::Repeats;
 use resmon_mcp::config::Config;
 use resmon_mcp::discovery::{self, Text};
 use resmon_mcp::protocol::Server;
@@ -173,8 +174,9 @@ fn call(config: &Config, tool: &str, arguments: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let (arguments, repeats) = arguments;
     let mut backend = config.backend();
-    let Some(result) = tools::call(&mut backend, tool, &arguments, config.read_only) else {
+    let Some(result) = tools::call(&mut backend, tool, &arguments, &repeats, config.read_only) else {
         redact::log(&format!("No tool is named {tool:?}."));
         return ExitCode::from(2);
     };
@@ -186,20 +188,23 @@ fn call(config: &Config, tool: &str, arguments: &str) -> ExitCode {
     if printed == ExitCode::SUCCESS { code } else { printed }
 }
 
-/// The arguments of `call`: the command-line value, or stdin when it is `-`.
-/// Reading stdin lets a script hand over JSON without any shell quoting,
-/// which differs between cmd.exe, PowerShell and POSIX shells.
-fn call_arguments(tool: &str, given: &str) -> Result<serde_json::Value, String> {
+/// The arguments of `call`: the command-line value, or stdin when it is `-`,
+/// with the keys its text gives more than once (which the parsed value
+/// cannot show; `tools::call` refuses them). Reading stdin lets a script
+/// hand over JSON without any shell quoting, which differs between cmd.exe,
+/// PowerShell and POSIX shells.
+fn call_arguments(tool: &str, given: &str) -> Result<(serde_json::Value, Repeats), String> {
+    let repeats = |text: &str| Repeats::in_object(text.as_bytes());
     if given == "-" {
         let text = read_stdin_arguments(tool)?;
-        return serde_json::from_str(&text).map_err(|error| {
+        return serde_json::from_str(&text).map(|value| (value, repeats(&text))).map_err(|error| {
             format!(
                 "The arguments read from stdin for {tool} are not valid JSON ({error}). Give one \
                  JSON object, such as {{\"key\":\"value\"}}; on stdin it needs no shell quoting."
             )
         });
     }
-    serde_json::from_str(given).map_err(|error| {
+    serde_json::from_str(given).map(|value| (value, repeats(given))).map_err(|error| {
         let trimmed = given.trim();
         let cause = if trimmed.len() >= 2 && trimmed.starts_with('\'') && trimmed.ends_with('\'') {
             " It arrived wrapped in single quotes, which cmd.exe passes on as they are."

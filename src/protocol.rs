@@ -13,6 +13,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::args::Repeats;
 use crate::backend::Backend;
 use crate::prompts;
 use crate::tools::{self, CONTRACT_VERSION};
@@ -178,41 +179,48 @@ impl Server {
             ));
         };
         let params = message.get("params").unwrap_or(&Value::Null);
-        let (era, outcome) = self.dispatch(method, params);
+        // The parsed line keeps only the last of a key given twice; a tool
+        // call's arguments are read once more from the text, names only, so
+        // that a repeated one is refused rather than resolved (contract-notes 30).
+        let repeats = if method == "tools/call" {
+            Repeats::at(line, &["params", "arguments"])
+        } else {
+            Repeats::default()
+        };
+        let (era, outcome) = self.dispatch(method, params, &repeats);
         Some(match outcome {
             Ok(result) => result_line(id, result, era),
             Err(error) => error_line(id, error),
         })
     }
 
-    fn dispatch(&mut self, method: &str, params: &Value) -> (Era, Outcome) {
+    fn dispatch(&mut self, method: &str, params: &Value, repeats: &Repeats) -> (Era, Outcome) {
         let era = envelope::era_of(method, params);
         let outcome = match era {
-            Era::Handshake => self.handshake_request(method, params),
-            Era::Stateless => {
-                envelope::check_stateless(params).and_then(|()| self.stateless_request(method, params))
-            }
+            Era::Handshake => self.handshake_request(method, params, repeats),
+            Era::Stateless => envelope::check_stateless(params)
+                .and_then(|()| self.stateless_request(method, params, repeats)),
         };
         (era, outcome)
     }
 
-    fn handshake_request(&mut self, method: &str, params: &Value) -> Outcome {
+    fn handshake_request(&mut self, method: &str, params: &Value, repeats: &Repeats) -> Outcome {
         match method {
             "initialize" => self.initialize(params),
             "ping" => Ok(Answer::Json(json!({}))),
             "tools/list" => self.list_tools(params, Era::Handshake),
-            "tools/call" => self.call_tool(params),
+            "tools/call" => self.call_tool(params, repeats),
             "prompts/list" => self.list_prompts(params, Era::Handshake),
             "prompts/get" => self.get_prompt(params),
             _ => Err(unknown_method(method)),
         }
     }
 
-    fn stateless_request(&mut self, method: &str, params: &Value) -> Outcome {
+    fn stateless_request(&mut self, method: &str, params: &Value, repeats: &Repeats) -> Outcome {
         match method {
             "server/discover" => Ok(Answer::Json(discover(self.read_only))),
             "tools/list" => self.list_tools(params, Era::Stateless),
-            "tools/call" => self.call_tool(params),
+            "tools/call" => self.call_tool(params, repeats),
             "prompts/list" => self.list_prompts(params, Era::Stateless),
             "prompts/get" => self.get_prompt(params),
             // The stateless revision removed the handshake; say how to reach it.
@@ -284,7 +292,7 @@ impl Server {
         })
     }
 
-    fn call_tool(&mut self, params: &Value) -> Outcome {
+    fn call_tool(&mut self, params: &Value, repeats: &Repeats) -> Outcome {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err(rpc_error(
                 INVALID_PARAMS,
@@ -293,7 +301,7 @@ impl Server {
         };
         let arguments = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
         let arguments = if arguments.is_null() { json!({}) } else { arguments };
-        let Some(result) = tools::call(&mut self.backend, name, &arguments, self.read_only) else {
+        let Some(result) = tools::call(&mut self.backend, name, &arguments, repeats, self.read_only) else {
             return Err(rpc_error(INVALID_PARAMS, format!("Invalid params: unknown tool {:?}.", clip(name))));
         };
         Ok(Answer::Prebuilt(match result {

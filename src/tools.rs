@@ -193,18 +193,32 @@ fn answer_shape(index: usize) -> &'static withhold::Shape {
 }
 
 /// The one entry point for `tools/call` and the `call` subcommand.
-/// `None` means no tool has that name (a protocol error, not a tool error).
-/// Every answer, a success or an error, leaves through `withhold`: no
-/// credential-shaped key's value is shown (contract 1.0 "Safety";
-/// contract-notes 13).
-pub fn call(backend: &mut Backend, name: &str, arguments: &Value, read_only: bool) -> Option<ToolResult> {
+/// `repeats`: the keys the arguments' text gave more than once, which the
+/// parsed `arguments` cannot show (`args::Repeats`; none for arguments
+/// that never were text). `None` means no tool has that name (a protocol
+/// error, not a tool error). Every answer, a success or an error, leaves
+/// through `withhold`: no credential-shaped key's value is shown (contract
+/// 1.0 "Safety"; contract-notes 13).
+pub fn call(
+    backend: &mut Backend,
+    name: &str,
+    arguments: &Value,
+    repeats: &args::Repeats,
+    read_only: bool,
+) -> Option<ToolResult> {
     let index = TOOLS.iter().position(|tool| tool.name == name)?;
-    let result = answer(backend, index, arguments, read_only)?;
+    let result = answer(backend, index, arguments, repeats, read_only)?;
     Some(withhold::shown(answer_shape(index), result))
 }
 
 /// The call itself: the read-only and argument checks, then the handler.
-fn answer(backend: &mut Backend, index: usize, arguments: &Value, read_only: bool) -> Option<ToolResult> {
+fn answer(
+    backend: &mut Backend,
+    index: usize,
+    arguments: &Value,
+    repeats: &args::Repeats,
+    read_only: bool,
+) -> Option<ToolResult> {
     let tool = TOOLS[index];
     let name = tool.name;
     if !is_offered(tool, read_only) {
@@ -218,12 +232,21 @@ fn answer(backend: &mut Backend, index: usize, arguments: &Value, read_only: boo
         )
         .with_detail("read_only", json!(true))));
     }
+    // Before anything reads a value: which of two values a key given twice
+    // holds is the question itself (contract-notes 30).
+    if let Err(error) = args::refuse_repeats(input_schema(index), repeats) {
+        return Some(Err(error));
+    }
     if let Some(error) = declined(tool, arguments) {
         return Some(Err(error));
     }
-    if let Err(error) = args::validate(input_schema(index), arguments) {
-        return Some(Err(error));
-    }
+    // From here on the arguments are read as checked: an integer written
+    // `1.0` is the integer 1 (contract-notes 29).
+    let arguments = match args::accepted(input_schema(index), arguments) {
+        Ok(arguments) => arguments,
+        Err(error) => return Some(Err(error)),
+    };
+    let arguments = arguments.as_ref();
     let empty = serde_json::Map::new();
     let map = arguments.as_object().unwrap_or(&empty);
     backend.begin_call(caller_fields(tool, map), tool.requires_confirmation);
@@ -476,6 +499,43 @@ mod tests {
         let error = declined(tool, &json!({ argument: 1 })).expect("refused");
         assert_eq!(error.message, sentence);
         assert!(declined(tool, &json!({})).is_none());
+    }
+
+    /// The arguments the check reads as ids of resmon's records, each 1 to
+    /// 2^63 − 1 (contract-notes 29), by their names. Listed here so that a
+    /// new one, or an integer named like an id that is none, is a decision.
+    #[test]
+    fn the_id_arguments_are_these() {
+        let mut ids = Vec::new();
+        for tool in TOOLS {
+            let schema = (tool.input_schema)();
+            for (name, property) in schema["properties"].as_object().unwrap() {
+                let integers = property["type"] == "integer" || property["items"]["type"] == "integer";
+                if integers && args::holds_ids(name) {
+                    ids.push(format!("{}.{name}", tool.name));
+                }
+            }
+        }
+        assert_eq!(
+            ids,
+            [
+                "find_similar.doc_id",
+                "get_routine.routine_id",
+                "list_executions.routine_id",
+                "get_execution.exec_id",
+                "get_execution_results.exec_id",
+                "get_search_record.exec_id",
+                "explain_match.doc_id",
+                "get_paper_lifecycle.doc_id",
+                "export_references.exec_id",
+                "export_references.doc_ids",
+                "get_watch_profile.profile_id",
+                "get_profile_matches.profile_id",
+                "run_routine.routine_id",
+                "activate_routine.routine_id",
+                "deactivate_routine.routine_id",
+            ]
+        );
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! Input: a tool name, a newline, the arguments as JSON. A name that is no
 //! tool picks one by its length, so mutated names still reach a tool.
 //! Rules: validation refuses only with invalid_argument naming an argument;
-//! a call the schema refuses is refused by `tools::call` with that same
-//! error; nothing is ever answered without a backend; the only codes are
+//! a call the schema refuses, or whose text gives a key twice, is refused
+//! by `tools::call` with that same error; nothing is ever answered without a backend; the only codes are
 //! invalid_argument and backend_unavailable (nothing else can happen before
 //! a request); and every error serialises.
 #![no_main]
@@ -47,14 +47,16 @@ fuzz_target!(|data: &[u8]| {
         .unwrap_or(name.len() % tools::TOOLS.len());
     let tool = tools::TOOLS[index];
 
-    let verdict = args::validate(&schemas()[index], &arguments);
+    let repeats = args::Repeats::in_object(rest);
+    let verdict = args::refuse_repeats(&schemas()[index], &repeats)
+        .and_then(|()| args::validate(&schemas()[index], &arguments));
     if let Err(error) = &verdict {
         assert_eq!(error.code, Code::InvalidArgument, "{error}");
         assert!(names_an_argument(error), "a refusal naming no argument: {}", error.to_json());
     }
 
     let mut backend = backend().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let result = tools::call(&mut backend, tool.name, &arguments, false).expect("a listed tool");
+    let result = tools::call(&mut backend, tool.name, &arguments, &repeats, false).expect("a listed tool");
     let error = match result {
         Ok(answer) => panic!("{} answered without a backend: {answer}", tool.name),
         Err(error) => error,
@@ -75,7 +77,8 @@ fuzz_target!(|data: &[u8]| {
 
     // A read-only session refuses every write before looking at its arguments.
     if tool.requires_confirmation {
-        let refused = tools::call(&mut backend, tool.name, &arguments, true).expect("a listed tool");
+        let refused =
+            tools::call(&mut backend, tool.name, &arguments, &repeats, true).expect("a listed tool");
         let refused = refused.expect_err("a write in a read-only session");
         assert_eq!(refused.code, Code::InvalidArgument);
         assert_eq!(refused.detail.get("read_only"), Some(&Value::Bool(true)));

@@ -80,6 +80,9 @@ fn check<'a>(prompt: &Prompt, given: &'a serde_json::Map<String, Value>) -> Resu
     for argument in prompt.arguments {
         let text = match given.get(argument.name) {
             None => "",
+            // Only white space (Unicode White_Space, which `char::is_whitespace`
+            // is) names nothing: a form's field of spaces is a field left blank.
+            Some(Value::String(text)) if text.chars().all(char::is_whitespace) => "",
             Some(Value::String(text)) => text.as_str(),
             Some(other) => {
                 return Err(Refusal::of(
@@ -95,10 +98,13 @@ fn check<'a>(prompt: &Prompt, given: &'a serde_json::Map<String, Value>) -> Resu
         };
         if text.is_empty() {
             if argument.required {
+                let only_spaces =
+                    given.get(argument.name).and_then(Value::as_str).is_some_and(|t| !t.is_empty());
+                let given = if only_spaces { ", and the value given is only white space" } else { "" };
                 return Err(Refusal::of(
                     argument.name,
                     format!(
-                        "prompt {:?} needs the argument {:?} ({})",
+                        "prompt {:?} needs the argument {:?}{given} ({})",
                         prompt.name, argument.name, argument.description
                     ),
                 ));
@@ -139,8 +145,14 @@ pub(super) fn judge(kind: Kind, text: &str) -> Result<std::borrow::Cow<'_, str>,
             let chars = text.chars().count();
             if chars > MAX_TEXT_CHARS {
                 Err(format!("is {chars} characters long; at most {MAX_TEXT_CHARS} are accepted."))
-            } else if text.chars().any(char::is_control) {
-                Err("must be one line of text, without control characters.".to_string())
+            } else if let Some((at, c, what)) =
+                text.chars().enumerate().find_map(|(at, c)| breaks_the_line(c).map(|what| (at + 1, c, what)))
+            {
+                Err(format!(
+                    "must be one line of plain text, but its character {at} is U+{:04X}, {what}; \
+                     give the value without it.",
+                    u32::from(c)
+                ))
             } else {
                 Ok(Cow::Borrowed(text))
             }
@@ -150,6 +162,21 @@ pub(super) fn judge(kind: Kind, text: &str) -> Result<std::borrow::Cow<'_, str>,
             .find(|format| format.eq_ignore_ascii_case(text))
             .map(|format| Cow::Borrowed(*format))
             .ok_or_else(|| format!("must be one of {}; got {:?}.", FORMATS.join(", "), clip(text))),
+    }
+}
+
+/// Why a character may not stand in a one-line value, or `None` when it may.
+/// A line break would split the prompt's text, and a bidirectional control
+/// would make the value, or the text after it, display in another order than
+/// it reads (a name that shows one thing to the person and says another).
+fn breaks_the_line(c: char) -> Option<&'static str> {
+    match c {
+        '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}' => Some("a line break"),
+        '\u{61C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => {
+            Some("a control that reorders text for display")
+        }
+        c if c.is_control() => Some("a control character"),
+        _ => None,
     }
 }
 

@@ -143,8 +143,48 @@ fn values_are_judged_as_the_table_says() {
     assert_eq!(judge(Kind::Text, &hundred).unwrap(), hundred);
     assert!(judge(Kind::Text, &format!("{hundred}e")).is_err());
     assert!(judge(Kind::Text, "two\nlines").is_err());
+    assert_eq!(judge(Kind::Text, "Ada Lovelace-Byron, née 1815").unwrap(), "Ada Lovelace-Byron, née 1815");
     assert_eq!(judge(Kind::Format, "BibTeX").unwrap(), "bibtex");
     assert!(judge(Kind::Format, "bib").is_err());
+}
+
+/// A one-line value refuses every line break and every control that
+/// reorders text for display, wherever it stands, and says which one it met.
+#[test]
+fn a_one_line_value_refuses_line_breaks_and_bidirectional_controls() {
+    let refused = [
+        '\n', '\r', '\u{85}', '\u{2028}', '\u{2029}', '\u{61C}', '\u{200E}', '\u{200F}', '\u{202A}',
+        '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+        '\u{0}', '\u{7F}',
+    ];
+    for kind in [Kind::Text, Kind::IdOrName] {
+        for c in refused {
+            for text in [format!("Grace{c}Hopper"), format!("{c}Grace"), format!("Grace{c}")] {
+                let why = judge(kind, &text).expect_err(&format!("{kind:?} {text:?}"));
+                assert!(why.contains(&format!("U+{:04X}", u32::from(c))), "{why}");
+            }
+        }
+        // Other format characters and spaces of every kind stay: they do not break the line.
+        for kept in ["Grace\u{200B}Hopper", "Grace\u{3000}Hopper", "Grace\u{A0}Hopper", "Grace\u{200D}Hopper"]
+        {
+            assert_eq!(judge(kind, kept).unwrap(), kept);
+        }
+    }
+}
+
+/// A value of only white space is a value left blank: a required argument
+/// so given is missing, and an optional one takes its default.
+#[test]
+fn a_value_of_only_white_space_is_blank() {
+    for spaces in [" ", "\t", "   ", "\u{3000}", "\u{A0}\u{2003}", "\u{85}", "\u{2028}"] {
+        let error = get(&json!({"name": "person", "arguments": {"person": spaces}}), false).unwrap_err();
+        assert_eq!(error.argument, Some("person"), "{spaces:?}");
+        assert!(error.message.contains("needs the argument \"person\""), "{}", error.message);
+        assert!(error.message.contains("only white space"), "{}", error.message);
+        let blank = get(&json!({"name": "recent"}), false).unwrap();
+        let spaced = get(&json!({"name": "recent", "arguments": {"routine": spaces, "days": spaces}}), false);
+        assert_eq!(spaced.unwrap(), blank, "{spaces:?}");
+    }
 }
 
 /// The values a test gives: every argument, or only the required ones.

@@ -19,6 +19,7 @@ mod tests;
 
 use serde_json::{Map, Value, json};
 
+use crate::args::{Repeats, TwiceGiven};
 use crate::backend::{self, Backend, Method, Reply};
 use crate::error::{Code, ToolError, first_sentence};
 use crate::settings_policy as policy;
@@ -121,7 +122,7 @@ impl Accepted {
         // gives one key two values has said two things, and neither is
         // taken for what resmon meant.
         let twice = match &self.body {
-            Ok(reply) => reply.read_with(TwiceGiven).unwrap_or_default(),
+            Ok(reply) => reply.read_with(TwiceGiven).map(Repeats::with_different_values).unwrap_or_default(),
             Err(_) => Map::new(),
         };
         if !twice.is_empty() {
@@ -286,43 +287,6 @@ fn lost_connection(cause: &ToolError) -> bool {
     );
     cause.code == Code::BackendUnavailable
         && (connection_kind || detail("deadline_s").is_some() || detail("sent") == Some(&json!(false)))
-}
-
-/// Reads a JSON object's top-level keys and answers those given more than
-/// once with different values, each with every value given.
-struct TwiceGiven;
-
-impl<'de> serde::de::DeserializeSeed<'de> for TwiceGiven {
-    type Value = Map<String, Value>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for TwiceGiven {
-    type Value = Map<String, Value>;
-
-    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
-        formatter.write_str("a JSON object")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut given: Map<String, Value> = Map::new();
-        while let Some((key, value)) = map.next_entry::<String, Value>()? {
-            match given.get_mut(&key) {
-                Some(Value::Array(values)) => values.push(value),
-                _ => {
-                    given.insert(key, Value::Array(vec![value]));
-                }
-            }
-        }
-        given.retain(|_, values| {
-            let values = values.as_array().map(Vec::as_slice).unwrap_or_default();
-            values.iter().any(|value| *value != values[0])
-        });
-        Ok(given)
-    }
 }
 
 /// One value of resmon's answer as a sentence may quote it: compact JSON,

@@ -223,10 +223,11 @@ fn odd_bytes_numbers_nesting_and_duplicate_keys_each_get_a_defined_answer() {
             message(r#""jsonrpc":"1.0","id":9,"method":"ping""#),
             Error(-32600, json!(9)),
         ),
+        // Refused, not resolved to the last (contract-notes 30).
         (
             "duplicate argument names",
             call_text(10, "find_similar", r#"{"doc_id":"x","doc_id":801}"#),
-            ToolError(json!(10), "backend_unavailable"),
+            ToolError(json!(10), "invalid_argument"),
         ),
         (
             "duplicate params",
@@ -470,6 +471,13 @@ pub fn seed_lines() -> Vec<(String, Vec<u8>)> {
         ("bad-crlf", b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r"),
     ];
     seeds.extend(malformed.iter().map(|(name, bytes)| (name.to_string(), bytes.to_vec())));
+    // Arguments whose text says more than their parsed value: a key given
+    // twice, an integer written with a fraction part.
+    seeds.push((
+        "call-arguments-as-written".into(),
+        br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"run_routine","arguments":{"routine_id":8.0,"routine_id":7}}}"#
+            .to_vec(),
+    ));
     seeds
 }
 
@@ -496,6 +504,14 @@ pub fn argument_seeds() -> Vec<(String, Vec<u8>)> {
     ));
     seeds.push(("create_routine-entity".into(), br#"create_routine
 {"name":"n","keywords":[],"sources":["arxiv"],"schedule":"0 8 * * 1","entity":{"profile_id":5,"mode":"new_papers"}}"#.to_vec()));
+    seeds.push(("run_routine-twice".into(), b"run_routine\n{\"routine_id\":1,\"routine_id\":2}".to_vec()));
+    seeds.push((
+        "update_settings-twice".into(),
+        br#"update_settings
+{"group":"ai","settings":{"ai_model":"a","ai_model":"a"}}"#
+            .to_vec(),
+    ));
+    seeds.push(("list_executions-float".into(), b"list_executions\n{\"limit\":2e0,\"offset\":1.5}".to_vec()));
     seeds.push((
         "update_settings-credential".into(),
         br#"update_settings
@@ -828,7 +844,9 @@ fn an_argument_named_by_the_empty_string_is_refused_by_that_name() {
     for (tool, arguments) in
         [("list_executions", json!({"": 7, "limit": [1]})), ("list_sources", json!({"": null}))]
     {
-        let error = resmon_mcp::tools::call(&mut backend, tool, &arguments, false).unwrap().unwrap_err();
+        let error = resmon_mcp::tools::call(&mut backend, tool, &arguments, &Default::default(), false)
+            .unwrap()
+            .unwrap_err();
         assert_eq!(error.code.as_str(), "invalid_argument", "{tool}");
         assert_eq!(error.detail["argument"], "", "{tool}: {}", error.to_json());
     }

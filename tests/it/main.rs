@@ -28,6 +28,8 @@ mod prompts;
 mod reads_corpus;
 // Read tools: routines, executions, watch profiles.
 mod reads_runs;
+// How arguments are read: integers by value and range, a key given twice.
+mod arguments;
 // Write tools, read-only sessions and the settings guards.
 mod writes;
 // A write resmon accepted, whatever fails after it; what settings answers may echo.

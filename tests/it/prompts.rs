@@ -260,6 +260,21 @@ fn every_bad_request_is_refused_naming_what_was_wrong() {
             Some("person"),
         ),
         (
+            json!({"name": "person", "arguments": {"person": "Ada\u{2028}Lovelace"}}),
+            &["\"person\"", "one line", "U+2028"],
+            Some("person"),
+        ),
+        (
+            json!({"name": "watch", "arguments": {"name": "Ada \u{202E}ecalevol"}}),
+            &["\"name\"", "one line", "U+202E"],
+            Some("name"),
+        ),
+        (
+            json!({"name": "person", "arguments": {"person": " \u{3000}\t"}}),
+            &["needs the argument \"person\"", "only white space"],
+            Some("person"),
+        ),
+        (
             json!({"name": "watch", "arguments": {"name": long}}),
             &["\"name\"", "101 characters"],
             Some("name"),
