@@ -263,12 +263,17 @@ fn integer(schema: &Value, number: &Number, name: &str, ids: bool) -> Result<i64
         lowest = lowest.max(1);
     }
     let highest = schema.get("maximum").and_then(Value::as_i64).unwrap_or(i64::MAX);
-    let top = if highest == i64::MAX { format!("{highest} (2^63 − 1)") } else { highest.to_string() };
-    let range = if lowest == i64::MIN {
-        format!("an integer of at most {top}")
-    } else {
-        format!("an integer from {lowest} to {top}")
+    // A bound only the storage sets is named where it is the point (an id's
+    // range) or where it was passed, never added to an ordinary page size.
+    let range = match (lowest == i64::MIN, highest == i64::MAX) {
+        _ if ids => format!("an integer from {lowest} to {} (2^63 − 1)", i64::MAX),
+        (true, true) => "an integer".to_string(),
+        (false, true) => format!("an integer of at least {lowest}"),
+        (true, false) => format!("an integer of at most {highest}"),
+        (false, false) => format!("an integer from {lowest} to {highest}"),
     };
+    let beyond =
+        || format!("{number} is larger than {} (2^63 − 1), the largest integer resmon stores", i64::MAX);
     let what = if ids { format!("an id, {range}") } else { range };
     let out_of_range = |got: String| {
         ToolError::invalid_argument(name, format!("`{name}` must be {what}; {got}."))
@@ -278,7 +283,7 @@ fn integer(schema: &Value, number: &Number, name: &str, ids: bool) -> Result<i64
     let read = if let Some(read) = number.as_i64() {
         read
     } else if number.is_u64() {
-        return Err(out_of_range(format!("got {number}")));
+        return Err(out_of_range(beyond()));
     } else {
         let float = number.as_f64().unwrap_or(f64::NAN);
         if float.fract() != 0.0 {
@@ -290,10 +295,10 @@ fn integer(schema: &Value, number: &Number, name: &str, ids: bool) -> Result<i64
         if float.abs() > EXACT_AS_WRITTEN {
             // 2^63 and beyond, or below -2^63: out of any range an argument has.
             if float >= 9_223_372_036_854_775_808.0 {
-                return Err(out_of_range("the number given is larger".to_string()));
+                return Err(out_of_range(beyond()));
             }
             if float < -9_223_372_036_854_775_808.0 {
-                return Err(out_of_range("the number given is smaller".to_string()));
+                return Err(out_of_range(format!("{number} is smaller than any integer resmon stores")));
             }
             return Err(ToolError::invalid_argument(
                 name,

@@ -104,7 +104,10 @@ fn each_integer_refusal_gives_the_true_reason() {
         let error = refusal(json!({"query": "x", "limit": too_large}));
         assert_eq!(error.detail["argument"], "limit");
         assert!(
-            error.message.contains("must be an integer from 1 to 9223372036854775807"),
+            error.message.contains("must be an integer of at least 1; ")
+                && error.message.ends_with(
+                    "is larger than 9223372036854775807 (2^63 − 1), the largest integer resmon stores."
+                ),
             "{too_large}: {}",
             error.message
         );
@@ -115,9 +118,7 @@ fn each_integer_refusal_gives_the_true_reason() {
         );
     }
     let negative = refusal(json!({"query": "x", "limit": -18_446_744_073_709_551_616.0}));
-    assert!(
-        negative.message.contains("from 1 to 9223372036854775807 (2^63 − 1); the number given is smaller")
-    );
+    assert!(negative.message.contains("is smaller than any integer resmon stores"), "{}", negative.message);
     // The largest integer an argument holds is taken.
     validate(&schema(), &json!({"query": "x", "limit": i64::MAX})).unwrap();
     // Past 2^53 a number written with an exponent may not be the one meant.
@@ -154,11 +155,7 @@ fn an_id_is_one_to_the_largest_integer() {
     // Not an id: its own `minimum` holds.
     validate(&ids_schema(), &json!({"offset": 0})).unwrap();
     let offset = validate(&ids_schema(), &json!({"offset": -1})).unwrap_err();
-    assert!(
-        offset.message.contains("from 0 to 9223372036854775807 (2^63 − 1); got -1"),
-        "{}",
-        offset.message
-    );
+    assert!(offset.message.contains("must be an integer of at least 0; got -1"), "{}", offset.message);
 }
 
 #[test]
