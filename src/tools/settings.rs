@@ -29,8 +29,8 @@ pub(crate) const UPDATE_SETTINGS: Tool = Tool {
         thinking thinks harder reasoning reason deeper carefully more less lower raise reduce \
         increase temperature creative creativity randomness embedding embeddings vector vectors \
         dimensions semantic turn off enable disable storage store keep keeping kept save saving \
-        download downloads pdf pdfs text texts full fulltext paper papers disk space delete \
-        archive archived archiving retention retain old days after notify notified notifications \
+        download downloads pdf pdfs text texts full fulltext paper disk space delete archive \
+        archived archiving retention retain old days after notify notified notifications \
         notification mute email emails emailing mail smtp send sender digest recipient recipients \
         address manual automatic runs",
     input_schema: update_settings_input,
