@@ -11,13 +11,19 @@ use crate::error::{ToolError, ToolResult};
 pub(crate) const GET_ANALYTICS: Tool = Tool {
     name: "get_analytics",
     title: "Corpus analytics",
-    description: "One resmon analytics view as `data`; derived numbers stay null until `sufficient` \
-        is true (insufficient_reason says why).",
+    description: "One analytics view as `data`; derived numbers stay null until `sufficient` is \
+        true (insufficient_reason says why).",
     always_load: false,
     search_hint: "statistics stats trends trend volume over time how many number count counts per \
         day week month year monthly histogram chart graph plot numbers growth breakdown \
-        distribution summary totals metrics rate dashboard discovery lag overview \
-        collection",
+        distribution summary totals metrics rate dashboard discovery lag overview collection \
+        compare comparison comparing versus rank ranking ranked top best worst most least fewest \
+        more fewer productive productivity unproductive performing performance perform effective \
+        useful useless worth yield yields fruitful contribute contribution contributes bring \
+        brings brought give gives come comes where which papers source sources keyword keywords \
+        terms routine routines alert alerts feed feeds saved searches find finds found match \
+        matches matched matching by nothing never zero none valuable worthwhile noise noisy drop \
+        prune leaderboard share percent percentage arxiv biorxiv medrxiv pubmed crossref openalex",
     input_schema: analytics_input,
     #[cfg(test)]
     output_schema: analytics_output,
@@ -43,12 +49,16 @@ pub(crate) const GET_WATCHDOG_FINDINGS: Tool = Tool {
     name: "get_watchdog_findings",
     title: "Watchdog findings",
     description: "Problems resmon sees in sources and routines. Only severity broken and unusual are \
-        alarms (not advice, withdrawn or unknown ones). Relay what_to_do and not_enough_data.",
+        alarms, not advice, withdrawn or unknown. Relay what_to_do and not_enough_data.",
     always_load: false,
     search_hint: "is anything something problems problem issues issue wrong warnings warning \
-        alarms anomalies anomaly broken failing failures errors health healthy unhealthy \
-        ok okay working properly fine check checkup diagnostics diagnose troubleshoot \
-        stopped silent quiet dead stale routines sources",
+        alarms anomalies anomaly broken broke failing failures fails failed fail errors error \
+        erroring health healthy unhealthy ok okay working properly fine check checkup diagnostics \
+        diagnose troubleshoot stopped silent silence quiet dead stale gone down outage unreachable \
+        unavailable timing timeout timeouts returning returns nothing new papers empty zero no \
+        anymore longer lately weeks keeps every always repeatedly dried dark blocked quota \
+        throttled stuck alert alerts routines sources source feed feeds connector repository \
+        repositories database arxiv biorxiv medrxiv pubmed crossref openalex",
     input_schema: watchdog_input,
     #[cfg(test)]
     output_schema: watchdog_output,

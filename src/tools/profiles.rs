@@ -22,9 +22,9 @@ pub(crate) const LIST_WATCH_PROFILES: Tool = Tool {
     description: "Watched people, institutions and groups. basis_warning, when resmon gives one, \
         says matches may rest on a name alone: repeat it when summarizing.",
     always_load: false,
-    search_hint: "who people person authors researchers scientists colleagues institutions \
-        universities labs groups teams departments follow followed following tracked \
-        tracking watched watching watchlist",
+    search_hint: "who which people person authors researchers scientists colleagues institutions \
+        universities labs groups teams departments follow followed following tracked tracking \
+        watched watching watchlist",
     input_schema: list_input,
     #[cfg(test)]
     output_schema: list_output,

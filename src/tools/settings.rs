@@ -22,12 +22,21 @@ use crate::settings_policy as policy;
 pub(crate) const UPDATE_SETTINGS: Tool = Tool {
     name: "update_settings",
     title: "Change resmon settings",
-    description: "Changes settings in one group (only the 20 keys named under `settings`) and \
-        answers with a before/after diff.",
+    description: "Changes one group's settings, e.g. the assistant's model (only the 20 keys under \
+        `settings`); answers with a before/after diff.",
     always_load: false,
-    search_hint: "change changing configure configuration config preferences preference options \
-        option embedding embeddings model models llm temperature effort sender email smtp mail \
-        notifications notification ai assistant storage archive pdf retention",
+    search_hint: "change changing configure configuration config preferences preference prefer \
+        options option default defaults behave behavior behaviour want use using switch swap pick \
+        choose instead model models llm claude opus sonnet haiku gpt openai gemini ollama local \
+        cloud provider providers endpoint cheaper cheap expensive cost faster smarter better \
+        bigger smaller ai assistant chat summaries summary summarize summarizing effort think \
+        thinking thinks harder reasoning reason deeper carefully more less lower raise reduce \
+        increase temperature creative creativity randomness embedding embeddings vector vectors \
+        dimensions semantic turn off enable disable storage store keep keeping kept save saving \
+        download downloads pdf pdfs text texts full fulltext paper disk space delete archive \
+        archived archiving retention retain old days after notify notified notifications \
+        notification mute email emails emailing mail smtp send sender digest recipient recipients \
+        address manual automatic runs",
     input_schema: update_settings_input,
     #[cfg(test)]
     output_schema: update_settings_output,

@@ -76,7 +76,8 @@ else
     stage_run toolsearch 240 --isolated python3 "$here/toolsearch.py" --claude "$claude" \
         --server "$server" --fake "$fake" --questions "$root/tests/findability/questions.json" \
         --held-out "$root/tests/findability/held-out.json" \
-        --held-out "$root/tests/findability/held-out-2.json"
+        --held-out "$root/tests/findability/held-out-2.json" \
+        --held-out "$root/tests/findability/held-out-3.json"
 fi
 if [ "$node_ready" -eq 0 ] || [ ! -x "$codex" ]; then
     setup_fail "codex did not run: $codex is not installed"
