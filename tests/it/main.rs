@@ -43,6 +43,8 @@ mod routes;
 mod layers;
 // docs/tools.md is generated from the listing and checked against it.
 mod docs;
+// README.md and docs/setup.md speak to the person installing, and name every variable.
+mod user_docs;
 // Version skew: routes resmon lacks, parameters it refuses, fields it drops.
 mod skew;
 // bundle/manifest.json, the bundle manifest template, likewise.
