@@ -227,7 +227,9 @@ fn run(server: &Path, fake: &FakeBackend, home: &Path) -> Result<(), String> {
     println!(
         "\ndemo passed: 25 tools offered (18 in a read-only session); every answer was the one expected."
     );
-    println!("With resmon running, `resmon-mcp --check` prints the registration for your harness.");
+    println!(
+        "`resmon-mcp --check --for <harness>` prints the registration for your harness; resmon need not be running yet."
+    );
     Ok(())
 }
 

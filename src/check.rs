@@ -5,8 +5,9 @@
 use serde_json::{Value, json};
 
 use crate::config::Config;
-use crate::discovery::Trace;
-use crate::register::Registration;
+use crate::discovery::{self, Trace};
+pub use crate::register::Harness;
+use crate::register::{Registration, launch};
 use crate::tools;
 
 pub struct Report {
@@ -15,7 +16,10 @@ pub struct Report {
     pub json: Value,
 }
 
-pub fn run(config: &Config) -> Report {
+/// `harness`: the one `--for` named, whose registration the text ends with;
+/// without it the text ends with the command that prints each one. The JSON
+/// carries every harness's either way.
+pub fn run(config: &Config, harness: Option<Harness>) -> Report {
     let mut backend = config.backend();
     let mut trace = Trace::new();
     let outcome = backend.discover(&mut trace);
@@ -65,16 +69,26 @@ pub fn run(config: &Config) -> Report {
             Report { connected: false, text, json }
         }
     };
-    attach_registrations(&mut report, config, &trace);
+    attach_registrations(&mut report, config, &trace, harness);
     report
 }
 
-/// Adds the registrations to a connected report; a report that did not
-/// connect already names the variable to set and gets nothing.
-fn attach_registrations(report: &mut Report, config: &Config, trace: &Trace) {
-    if !report.connected {
+/// Adds the registrations. A report that connected gets the ones built
+/// from what discovery just used. One that did not still gets them, marked
+/// as not verified, when the variables alone name an instance (or leave it
+/// to the default paths): that is how a person sets up a harness while the
+/// app is closed. When they do not, the report already names the variable
+/// to fix, and a registration would only carry the mistake along.
+fn attach_registrations(report: &mut Report, config: &Config, trace: &Trace, harness: Option<Harness>) {
+    let verified = report.connected;
+    let mut named = Trace::new();
+    let trace = if verified {
+        trace
+    } else if discovery::names_an_instance(&config.env, &mut named) {
+        &named
+    } else {
         return;
-    }
+    };
     // Made absolute: on some systems current_exe is the path as the binary
     // was started, which may be relative to a working directory.
     let exe = std::env::current_exe()
@@ -88,7 +102,7 @@ fn attach_registrations(report: &mut Report, config: &Config, trace: &Trace) {
         )),
     });
     let registration = match exe {
-        Ok(command) => Registration::new(command, config, trace),
+        Ok(exe) => Registration::new(launch(&exe, &config.started_by, cfg!(windows)), config, trace),
         Err(why) => {
             let sentence =
                 format!("No registration was printed: {why}. Register the binary by hand (docs/setup.md).");
@@ -97,7 +111,12 @@ fn attach_registrations(report: &mut Report, config: &Config, trace: &Trace) {
             return;
         }
     };
-    report.text.push_str(&registration.human_text());
+    report.text.push_str(&match harness {
+        Some(harness) => registration.harness_text(harness, verified),
+        None => registration.summary_text(verified),
+    });
+    report.json["register_verified"] = json!(verified);
+    report.json["register_launch"] = registration.launch_json();
     report.json["register"] = registration.to_json();
     report.json["register_approval"] = registration.approval_json();
     report.json["register_notes"] = json!(registration.notes);

@@ -13,6 +13,26 @@ pub struct Config {
     /// The per-call bound; RESMON_MCP_TIMEOUT_MS may lower it, never raise it
     /// past 30 s (contract-notes 4).
     pub request_timeout: Duration,
+    /// What started this process, for the registration `--check` prints.
+    pub started_by: StartedBy,
+}
+
+/// What the npm launcher says about itself: `RESMON_MCP_LAUNCHER=npx` and
+/// `RESMON_MCP_PACKAGE=<spec>` (such as `resmon-mcp@0.2.0`) in the
+/// environment of the binary it starts. Read only by `--check`, which
+/// prints the registration as that launcher's command rather than the path
+/// of the binary in npm's cache.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StartedBy {
+    pub launcher: Option<String>,
+    pub package: Option<String>,
+}
+
+impl StartedBy {
+    fn from_process() -> StartedBy {
+        let read = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+        StartedBy { launcher: read("RESMON_MCP_LAUNCHER"), package: read("RESMON_MCP_PACKAGE") }
+    }
 }
 
 impl Config {
@@ -23,7 +43,12 @@ impl Config {
         if let Some(warning) = warning {
             crate::redact::log(&warning);
         }
-        Config { env: Environment::from_process(), read_only, request_timeout }
+        Config {
+            env: Environment::from_process(),
+            read_only,
+            request_timeout,
+            started_by: StartedBy::from_process(),
+        }
     }
 
     /// Adds the command line's `--read-only` answer. Either source can make

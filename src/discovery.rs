@@ -76,6 +76,27 @@ pub(crate) fn find_candidate(env: &Environment, trace: &mut Trace) -> Result<Can
     Ok(Candidate { port, named_by, token, token_path })
 }
 
+/// Whether the variables alone say which instance to use and where its
+/// token is: RESMON_PORT holds a port, or a port-file path can be chosen
+/// (a variable's, or the default folder's), and the state directory can be
+/// worked out; every value involved is one discovery accepts. No file is
+/// read, so this holds while resmon is closed and has written nothing yet.
+/// `trace` gets the steps that decided it, for `--check`'s registration,
+/// which carries the variables those steps name.
+pub(crate) fn names_an_instance(env: &Environment, trace: &mut Trace) -> bool {
+    if !env.not_unicode.is_empty() {
+        return false;
+    }
+    let port_named = match &env.port {
+        Some(raw) => {
+            note(trace, "RESMON_PORT", format!("set to {:?}", clip(raw)));
+            !is_quoted(raw) && parse_port(raw).is_some()
+        }
+        None => port_file_path(env, trace).is_ok(),
+    };
+    port_named && state_dir(env, trace).is_ok()
+}
+
 /// Where the port file's path came from, for advice that names the right variable.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum PortFileSource {

@@ -18,9 +18,14 @@ resmon-mcp: resmon's MCP tool surface (contract 1.0) over stdio
 
 Usage:
   resmon-mcp                     serve MCP on stdin/stdout (what a harness runs)
-  resmon-mcp --check [--json]    show how resmon is found and whether it answers
+  resmon-mcp --check [--json]    show how resmon is found and whether it answers,
+                                 then how to register this server
+  resmon-mcp --check --for <harness>
+                                 ... and that harness's registration: claude-code,
+                                 codex, claude-desktop, cursor, gemini or opencode
   resmon-mcp call <tool> [JSON]  run one tool, print its answer as JSON
-                                 (JSON as -: read the arguments from stdin)
+                                 (JSON as -: read the arguments from stdin);
+                                 a write runs at once, nobody is asked first
   resmon-mcp --help | --version
 
 Options (before any subcommand):
@@ -41,49 +46,113 @@ Exit status: 0 ok; 1 no resmon answered (--check) or the tool answered an
 error (call); 2 usage error.
 ";
 
+/// What `call` takes, for a sentence about a `call` command line that is
+/// wrong: shorter than the whole help, and what the person was writing.
+const CALL_USAGE: &str = "Usage: resmon-mcp [--read-only] call <tool> [JSON | -]";
+
 enum Command {
     Serve,
-    Check { json: bool },
+    Check { json: bool, harness: Option<check::Harness> },
     Call { tool: String, arguments: String },
     Help,
     Version,
 }
 
+/// A command line that cannot be run: the sentence, and whether the whole
+/// help follows it (or, for a `call` command line, the usage of `call` alone).
+struct Usage {
+    sentence: String,
+    whole_help: bool,
+}
+
+impl From<lexopt::Error> for Usage {
+    fn from(error: lexopt::Error) -> Usage {
+        // lexopt's sentence, capitalised and closed like every other.
+        let sentence = error.to_string();
+        let mut chars = sentence.chars();
+        let sentence: String =
+            chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default();
+        Usage { sentence: format!("{}.", sentence.trim_end_matches('.')), whole_help: true }
+    }
+}
+
 /// `read_only` collects `--read-only`: set by any occurrence that says true.
-fn parse_args(read_only: &mut bool) -> Result<Command, lexopt::Error> {
+fn parse_args(read_only: &mut bool) -> Result<Command, Usage> {
     use lexopt::prelude::*;
     let mut parser = lexopt::Parser::from_env();
     let mut command = Command::Serve;
     let mut json = false;
+    let mut harness = None;
     while let Some(arg) = parser.next()? {
         match arg {
             Short('h') | Long("help") => return Ok(Command::Help),
             Short('V') | Long("version") => return Ok(Command::Version),
-            Long("check") => command = Command::Check { json },
+            Long("check") => command = Command::Check { json, harness },
             Long("json") => json = true,
+            Long("for") => {
+                let given = parser.value()?.string()?;
+                let parsed = check::Harness::parse(&given)
+                    .map_err(|sentence| Usage { sentence: format!("{sentence}."), whole_help: false })?;
+                harness = Some(parsed);
+            }
             Long("read-only") => *read_only |= read_only_value(parser.optional_value())?,
             Value(value) if matches!(command, Command::Serve) && value == "call" => {
-                let tool = parser.value()?.string()?;
-                let arguments = match parser.next()? {
-                    Some(Value(arguments)) => arguments.string()?,
-                    Some(other) => return Err(other.unexpected()),
-                    None => "{}".to_string(),
-                };
-                if let Some(extra) = parser.next()? {
-                    return Err(extra.unexpected());
-                }
-                return Ok(Command::Call { tool, arguments });
+                let rest: Vec<String> =
+                    parser.raw_args()?.map(|word| word.to_string_lossy().into_owned()).collect();
+                return call_args(&rest).map_err(|sentence| Usage { sentence, whole_help: false });
             }
-            _ => return Err(arg.unexpected()),
+            _ => return Err(arg.unexpected().into()),
         }
     }
     if let Command::Check { .. } = command {
-        return Ok(Command::Check { json });
+        return Ok(Command::Check { json, harness });
     }
     if json {
-        return Err("--json goes with --check".into());
+        return Err(Usage { sentence: "--json goes with --check.".into(), whole_help: true });
+    }
+    if harness.is_some() {
+        return Err(Usage {
+            sentence: "--for goes with --check: resmon-mcp --check --for <harness>.".into(),
+            whole_help: false,
+        });
     }
     Ok(command)
+}
+
+/// The words after `call`: a tool's name and at most one JSON argument.
+/// An option there is answered with where it belongs, since `call` takes
+/// none of its own (`-` alone is the JSON read from stdin).
+fn call_args(rest: &[String]) -> Result<Command, String> {
+    let is_option = |word: &str| word.len() > 1 && word.starts_with('-');
+    if rest.iter().any(|word| word == "--help" || word == "-h") {
+        return Ok(Command::Help);
+    }
+    if let Some(option) = rest.iter().find(|word| is_option(word)) {
+        let tool = rest.first().filter(|word| !is_option(word)).map_or("<tool>", String::as_str);
+        let name = option.split('=').next().unwrap_or(option);
+        return Err(match name {
+            "--read-only" => format!(
+                "--read-only goes before call, where it applies to the whole run: resmon-mcp {option} call {tool} \
+                 …\n{CALL_USAGE}"
+            ),
+            "--json" => format!("call always prints JSON; --json goes with --check.\n{CALL_USAGE}"),
+            "--check" | "--for" => {
+                format!("{name} is not part of call: resmon-mcp --check [--for <harness>].\n{CALL_USAGE}")
+            }
+            _ => format!(
+                "call takes a tool's name and its JSON arguments, and no option {option:?}.\n{CALL_USAGE}"
+            ),
+        });
+    }
+    match rest {
+        [] => Err(format!("call needs a tool's name. {}\n{CALL_USAGE}", tool_list())),
+        [tool] => Ok(Command::Call { tool: tool.clone(), arguments: "{}".into() }),
+        [tool, arguments] => Ok(Command::Call { tool: tool.clone(), arguments: arguments.clone() }),
+        [_, _, extra, ..] => Err(format!(
+            "call takes a tool's name and one JSON argument; {extra:?} is one word too many (put the whole JSON \
+             object in one quoted argument, or pass - and give it on stdin).\n{CALL_USAGE}"
+        )),
+    }
 }
 
 /// `--read-only` alone means true. A bundle host fills in `--read-only=${user_config.read_only}`
@@ -110,13 +179,9 @@ fn main() -> ExitCode {
     let mut read_only_flag = false;
     let command = match parse_args(&mut read_only_flag) {
         Ok(command) => command,
-        Err(error) => {
-            // lexopt's sentence, capitalised and closed like every other.
-            let sentence = error.to_string();
-            let mut chars = sentence.chars();
-            let sentence: String =
-                chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default();
-            redact::log(&format!("{}.\n\n{HELP}", sentence.trim_end_matches('.')));
+        Err(Usage { sentence, whole_help }) => {
+            let help = if whole_help { format!("\n\n{HELP}") } else { String::new() };
+            redact::log(&format!("{sentence}{help}"));
             return ExitCode::from(2);
         }
     };
@@ -129,8 +194,8 @@ fn main() -> ExitCode {
             tools::CONTRACT_VERSION
         )),
         Command::Serve => serve(&config),
-        Command::Check { json } => {
-            let report = check::run(&config);
+        Command::Check { json, harness } => {
+            let report = check::run(&config, harness);
             let text = if json { format!("{}\n", pretty(&report.json)) } else { report.text };
             let code = print_stdout(&text);
             if report.connected { code } else { ExitCode::from(1) }
@@ -163,8 +228,13 @@ fn serve_stdio(config: &Config) -> anyhow::Result<()> {
 fn call(config: &Config, tool: &str, arguments: &str) -> ExitCode {
     // The name first, so that a typo is not answered by waiting on stdin.
     if !tools::TOOLS.iter().any(|known| known.name == tool) {
-        let names: Vec<&str> = tools::TOOLS.iter().map(|tool| tool.name).collect();
-        redact::log(&format!("No tool is named {tool:?}. The tools are: {}.", names.join(", ")));
+        let closest = closest_tools(tool);
+        let hint = match closest.as_slice() {
+            [] => tool_list(),
+            [one] => format!("Did you mean {one}?"),
+            several => format!("The closest are {}.", several.join(", ")),
+        };
+        redact::log(&format!("No tool is named {tool:?}. {hint}"));
         return ExitCode::from(2);
     }
     let arguments = match call_arguments(tool, arguments) {
@@ -186,6 +256,55 @@ fn call(config: &Config, tool: &str, arguments: &str) -> ExitCode {
     };
     let printed = print_stdout(&format!("{}\n", pretty(&answer)));
     if printed == ExitCode::SUCCESS { code } else { printed }
+}
+
+fn tool_list() -> String {
+    let names: Vec<&str> = tools::TOOLS.iter().map(|tool| tool.name).collect();
+    format!("The tools are: {}.", names.join(", "))
+}
+
+/// The tool names nearest to a name that is none, nearest first, at most
+/// three: the one it is once case and `-` are set aside, else those sharing
+/// a word with it (`routines` → `list_routines`), else those a few typing
+/// slips away (a letter left out or swapped).
+fn closest_tools(given: &str) -> Vec<&'static str> {
+    let given = given.trim().to_ascii_lowercase().replace(['-', ' '], "_");
+    if let Some(tool) = tools::TOOLS.iter().find(|tool| tool.name == given) {
+        return vec![tool.name];
+    }
+    let words =
+        |name: &str| name.split('_').filter(|word| word.len() >= 3).map(str::to_string).collect::<Vec<_>>();
+    let given_words = words(&given);
+    let shares_word = |name: &str| {
+        let stem = |word: &str| word.trim_end_matches('s').to_string();
+        words(name).iter().any(|word| given_words.iter().any(|given| stem(given) == stem(word)))
+    };
+    let slips = given.chars().count().div_ceil(3).clamp(1, 4);
+    let mut near: Vec<(usize, usize, &'static str)> = tools::TOOLS
+        .iter()
+        .map(|tool| (tool.name, edit_distance(&given, tool.name)))
+        .filter(|(name, distance)| *distance <= slips || shares_word(name))
+        .map(|(name, distance)| (usize::from(distance > slips), distance, name))
+        .collect();
+    near.sort();
+    near.into_iter().take(3).map(|(_, _, name)| name).collect()
+}
+
+/// Levenshtein distance: the fewest single-character insertions, deletions
+/// and substitutions that turn one name into the other.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous + usize::from(ca != *cb);
+            previous = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
 }
 
 /// The arguments of `call`: the command-line value, or stdin when it is `-`,

@@ -18,6 +18,9 @@ const NO_QUERY: &[(&str, &str)] = &[];
 /// One tool's verdict: `available` is true, false, or null for unknown.
 pub(crate) struct Verdict {
     pub name: &'static str,
+    /// False for a tool whose entry says it is not probed: unknown because
+    /// nothing was asked, not because an answer was unclear.
+    pub probed: bool,
     pub available: Option<bool>,
     pub route: Option<String>,
     pub why: String,
@@ -90,7 +93,8 @@ pub(crate) fn probe_all(backend: &mut Backend) -> Vec<Verdict> {
                 }
                 Probe::NotProbed(why) => (None, None, why.to_string()),
             };
-            Verdict { name: tool.name, available, route, why }
+            let probed = !matches!(tool.probe, Probe::NotProbed(_));
+            Verdict { name: tool.name, probed, available, route, why }
         })
         .collect()
 }
@@ -299,16 +303,28 @@ fn quoted(detail: &str) -> String {
     format!("\"{text}\"")
 }
 
-/// The human summary: "24 of 25 tools available on resmon 2.3.0", then
-/// each tool that is missing or unknown, and why.
+/// The human summary: how many of the tools that were probed are there,
+/// then each one missing or unclear, then each one not probed and why. A
+/// tool left unprobed is not counted against the release (its JSON verdict
+/// keeps `available: null`, contract-notes 19).
 pub(crate) fn summary(verdicts: &[Verdict], version: Option<&str>) -> String {
-    let available = verdicts.iter().filter(|verdict| verdict.available == Some(true)).count();
+    let probed = verdicts.iter().filter(|verdict| verdict.probed).count();
+    let available =
+        verdicts.iter().filter(|verdict| verdict.probed && verdict.available == Some(true)).count();
     let release = version.map(|version| format!("resmon {version}")).unwrap_or_else(|| "this resmon".into());
-    let mut text = format!("tools: {available} of {} tools available on {release}\n", verdicts.len());
+    let mut text = if available == probed {
+        format!("tools: all {probed} tools probed are there on {release}\n")
+    } else {
+        format!("tools: {available} of the {probed} tools probed are there on {release}\n")
+    };
     for (label, wanted) in [("missing", Some(false)), ("unknown", None)] {
-        for verdict in verdicts.iter().filter(|verdict| verdict.available == wanted) {
+        for verdict in verdicts.iter().filter(|verdict| verdict.probed && verdict.available == wanted) {
             text.push_str(&format!("  {label}: {}: {}\n", verdict.name, verdict.why));
         }
+    }
+    for verdict in verdicts.iter().filter(|verdict| !verdict.probed) {
+        let why = verdict.why.strip_prefix("not probed: ").unwrap_or(&verdict.why);
+        text.push_str(&format!("  not probed: {}: {why}\n", verdict.name));
     }
     text
 }

@@ -1,10 +1,21 @@
 //! Unit tests of the registrations: each harness's lines, the quoting per format and the approval settings derived from the tool table; they own no code of their own.
 
+use super::quoting::shell_word;
+// Used only by the Unix-shaped test of the variables.
+#[cfg(unix)]
+use super::variables::name_the_port;
 use super::*;
+#[cfg(unix)]
+use crate::discovery::Environment;
+use crate::discovery::Platform;
+
+fn binary(path: &str) -> Launch {
+    Launch { launcher: Launcher::Binary, command: path.into(), args: Vec::new(), notes: Vec::new() }
+}
 
 fn windows() -> Registration {
     Registration {
-        command: r"C:\Program Files\resmon\resmon-mcp.exe".into(),
+        launch: binary(r"C:\Program Files\resmon\resmon-mcp.exe"),
         env: vec![
             ("RESMON_STATE_DIR".into(), r"C:\Users\Ann O'Neil\AppData\Local\resmon".into()),
             ("RESMON_PORT_FILE".into(), "C:\\odd \"quoted\"\tname\u{7}\\resmon.port".into()),
@@ -19,19 +30,19 @@ fn windows_paths_survive_json_and_toml() {
     let registration = windows();
     let json: Value = serde_json::from_str(&registration.json()).unwrap();
     let server = &json["mcpServers"]["resmon"];
-    assert_eq!(server["command"], registration.command);
+    assert_eq!(server["command"], registration.launch.command);
     assert_eq!(server["env"]["RESMON_STATE_DIR"], registration.env[0].1);
     assert_eq!(server["env"]["RESMON_PORT_FILE"], registration.env[1].1);
 
     let toml: toml::Table = registration.codex().parse().unwrap();
     let server = &toml["mcp_servers"]["resmon"];
-    assert_eq!(server["command"].as_str(), Some(registration.command.as_str()));
+    assert_eq!(server["command"].as_str(), Some(registration.launch.command.as_str()));
     for (key, value) in &registration.env {
         assert_eq!(server["env"][key.as_str()].as_str(), Some(value.as_str()), "{key}");
     }
 
     let opencode: Value = serde_json::from_str(&registration.opencode()).unwrap();
-    assert_eq!(opencode["mcp"]["resmon"]["command"], json!([registration.command]));
+    assert_eq!(opencode["mcp"]["resmon"]["command"], json!([registration.launch.command]));
     assert_eq!(opencode["mcp"]["resmon"]["environment"]["RESMON_STATE_DIR"], registration.env[0].1);
 }
 
@@ -131,4 +142,99 @@ fn a_state_directory_is_registered_with_what_names_the_port() {
     let notes = name_the_port(&mut out, &Environment::default(), Platform::Xdg);
     assert!(out.is_empty(), "{out:?}");
     assert!(notes[0].contains("RESMON_PORT_FILE") && notes[0].contains("RESMON_PORT"), "{notes:?}");
+}
+
+fn npx(windows: bool) -> Registration {
+    let started_by =
+        crate::config::StartedBy { launcher: Some("npx".into()), package: Some("resmon-mcp@0.2.0".into()) };
+    Registration {
+        launch: launch(
+            "/home/ann/.npm/_npx/9f/node_modules/resmon-mcp-linux-x64/resmon-mcp",
+            &started_by,
+            windows,
+        ),
+        env: vec![("RESMON_PORT_FILE".into(), "/home/ann/resmon/resmon.port".into())],
+        read_only: false,
+        notes: Vec::new(),
+    }
+}
+
+/// Every format carries the launcher's program and its arguments, in order:
+/// a command line after `--`, TOML's and JSON's `args`, opencode's one array.
+#[test]
+fn a_launch_with_arguments_reaches_every_format() {
+    let registration = npx(false);
+    let suffix = " -- npx -y resmon-mcp@0.2.0";
+    assert!(registration.claude_code().ends_with(suffix), "{}", registration.claude_code());
+    assert!(registration.gemini().ends_with(" npx -y resmon-mcp@0.2.0"), "{}", registration.gemini());
+    let toml: toml::Table = registration.codex().parse().unwrap();
+    let server = &toml["mcp_servers"]["resmon"];
+    assert_eq!(server["command"].as_str(), Some("npx"));
+    let args: Vec<&str> =
+        server["args"].as_array().unwrap().iter().map(|arg| arg.as_str().unwrap()).collect();
+    assert_eq!(args, ["-y", "resmon-mcp@0.2.0"]);
+    let json: Value = serde_json::from_str(&registration.json()).unwrap();
+    assert_eq!(json["mcpServers"]["resmon"]["command"], "npx");
+    assert_eq!(json["mcpServers"]["resmon"]["args"], json!(["-y", "resmon-mcp@0.2.0"]));
+    let opencode: Value = serde_json::from_str(&registration.opencode()).unwrap();
+    assert_eq!(opencode["mcp"]["resmon"]["command"], json!(["npx", "-y", "resmon-mcp@0.2.0"]));
+    // On Windows, npx is a batch file that only cmd runs; a person types npx itself.
+    let windows = npx(true);
+    let json: Value = serde_json::from_str(&windows.json()).unwrap();
+    assert_eq!(json["mcpServers"]["resmon"]["command"], "cmd");
+    assert_eq!(json["mcpServers"]["resmon"]["args"], json!(["/c", "npx", "-y", "resmon-mcp@0.2.0"]));
+    assert_eq!(windows.check_command(Harness::Codex, false), "npx -y resmon-mcp@0.2.0 --check --for codex");
+}
+
+/// Where each harness's file lives, as a person on that system writes it.
+#[test]
+fn each_harness_names_its_file_on_this_system() {
+    let registration = windows();
+    let text = |harness, platform| registration.harness_text_on(harness, true, platform);
+    assert!(text(Harness::Codex, Platform::Xdg).contains("Codex (add to ~/.codex/config.toml"));
+    assert!(
+        text(Harness::Codex, Platform::Windows).contains(r"Codex (add to %USERPROFILE%\.codex\config.toml")
+    );
+    assert!(text(Harness::ClaudeDesktop, Platform::MacOs).contains(
+        "merge into ~/Library/Application Support/Claude/claude_desktop_config.json, then restart"
+    ));
+    assert!(
+        text(Harness::ClaudeDesktop, Platform::Windows)
+            .contains(r"merge into %APPDATA%\Claude\claude_desktop_config.json, then restart")
+    );
+    // No Claude Desktop for Linux: where it lives on the two systems it runs on.
+    let linux = text(Harness::ClaudeDesktop, Platform::Xdg);
+    assert!(linux.contains("Claude Desktop runs on macOS and Windows"), "{linux}");
+    assert!(text(Harness::Gemini, Platform::Windows).contains(r"%USERPROFILE%\.gemini\policies\resmon.toml"));
+    assert!(text(Harness::Opencode, Platform::MacOs).contains("~/.config/opencode/opencode.json"));
+    assert!(text(Harness::Cursor, Platform::Xdg).contains("~/.cursor/mcp.json"));
+    assert!(text(Harness::ClaudeCode, Platform::Xdg).contains("user scope"));
+}
+
+#[test]
+fn harness_names_are_read_as_a_person_writes_them() {
+    assert_eq!(Harness::parse("Claude_Code"), Ok(Harness::ClaudeCode));
+    assert_eq!(Harness::parse("claude"), Ok(Harness::ClaudeCode));
+    assert_eq!(Harness::parse("gemini-cli"), Ok(Harness::Gemini));
+    assert_eq!(Harness::parse(" OpenCode "), Ok(Harness::Opencode));
+    for harness in Harness::ALL {
+        assert_eq!(Harness::parse(harness.option()), Ok(harness));
+    }
+    assert!(Harness::parse("vscode").unwrap_err().contains("claude-code, codex"));
+}
+
+/// Without `--for`, the registration is a handful of lines: how the server
+/// will be started, and the command that prints each harness's blocks.
+#[test]
+fn the_summary_names_a_command_per_harness_and_no_block() {
+    let registration = npx(false);
+    let summary = registration.summary_text(false);
+    assert!(summary.lines().count() <= 12, "{summary}");
+    assert!(summary.contains("not yet verified"), "{summary}");
+    for harness in Harness::ALL {
+        let line = format!("npx -y resmon-mcp@0.2.0 --check --for {}\n", harness.option());
+        assert!(summary.contains(&line), "{summary}");
+    }
+    assert!(!summary.contains("mcp add") && !summary.contains('{'), "{summary}");
+    assert!(!registration.summary_text(true).contains("not yet verified"));
 }

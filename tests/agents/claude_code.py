@@ -5,7 +5,7 @@ stand-in is scripted). Standard library only. Run inside a network
 namespace that holds only loopback (run.sh does).
 
 Checks, each a PASS or FAIL line:
-- registered with the exact `claude mcp add` line `--check` prints and its
+- registered with the exact `claude mcp add` line `--check --for claude-code` prints and its
   `permissions.allow` fragment merged into ~/.claude/settings.json (a
   --check that prints no fragment is a failure: it always prints one),
   `claude mcp get resmon` shows Connected;
@@ -82,7 +82,7 @@ def exercise(claude: Claude, stopped: Claude, model: AnthropicStandin, args, tal
         always = surface.always
         print(f"# always-loaded (tools/list _meta anthropic/alwaysLoad true): {always or 'none'}", flush=True)
 
-        printed = check_output(args.server, base_env)
+        printed = check_output(args.server, base_env, "claude-code")
         registration = Registration(printed.stdout)
         if not tally.check(printed.returncode == 0 and registration.claude_line is not None,
                            "--check prints a `claude mcp add` line",

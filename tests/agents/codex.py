@@ -196,7 +196,7 @@ def exercise(codex: Codex, model: ResponsesStandin, args, tally: Tally) -> None:
     with LoggedFake(args.fake) as fake:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **fake.env}
         surface = Surface(args.server, env)
-        registration = Registration(check_output(args.server, env).stdout)
+        registration = Registration(check_output(args.server, env, "codex").stdout)
         block = registration.codex_block
         if not tally.check(block is not None and block.startswith("[mcp_servers.resmon]"),
                            "--check prints a [mcp_servers.resmon] block", brief(registration.text)):

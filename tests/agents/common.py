@@ -137,8 +137,11 @@ class Surface:
         self.always = [t["name"] for t in self.tools if (t.get("_meta") or {}).get(ALWAYS_LOAD) is True]
 
 
-def check_output(server: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([server, "--check"], env=env, capture_output=True, text=True, timeout=60)
+def check_output(server: str, env: dict, harness: str) -> subprocess.CompletedProcess:
+    """`--check --for <harness>`: the report, ending with that harness's
+    registration (`--check` alone names the command for each one)."""
+    return subprocess.run([server, "--check", "--for", harness], env=env, capture_output=True, text=True,
+                          timeout=60)
 
 
 def sections(text: str) -> dict[str, list[str]]:

@@ -113,7 +113,7 @@ def exercise(claude: Claude, args, tally: Tally) -> None:
                            f"unknown tools {unknown}; without words or tools {shapeless[:5]}; "
                            f"repeated words {repeated}"):
             return
-        registration = Registration(check_output(args.server, env).stdout)
+        registration = Registration(check_output(args.server, env, "claude-code").stdout)
         if not tally.check(registration.claude_line is not None, "--check prints a `claude mcp add` line",
                            "none found in its output"):
             return

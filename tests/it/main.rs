@@ -47,6 +47,8 @@ mod routes;
 mod layers;
 // docs/tools.md is generated from the listing and checked against it.
 mod docs;
+// README.md and docs/setup.md speak to the person installing, and name every variable.
+mod user_docs;
 // Version skew: routes resmon lacks, parameters it refuses, fields it drops.
 mod skew;
 // bundle/manifest.json, the bundle manifest template, likewise.
@@ -61,6 +63,8 @@ mod hostile;
 mod soak;
 // The registrations --check prints, each started as its harness would start it.
 mod register;
+// The command line's mistakes: an option after `call`, a tool name with a slip, `--for`.
+mod command_line;
 // What harnesses need: every error code readable, harness-added keys, the per-call bound.
 mod readable;
 // No credential value in any answer, by one rule over the output schemas.

@@ -49,6 +49,10 @@ fn awkward_binary(dir: &Path) -> PathBuf {
 /// Runs `binary --check [--json]` with exactly `env` (and an empty HOME), in `cwd`.
 fn check(binary: &Path, json: bool, env: &[(String, String)], cwd: &Path, home: &Path) -> Output {
     let args = if json { &["--check", "--json"][..] } else { &["--check"] };
+    check_with(binary, args, env, cwd, home)
+}
+
+fn check_with(binary: &Path, args: &[&str], env: &[(String, String)], cwd: &Path, home: &Path) -> Output {
     Launch::new(env).program(binary).args(args).home(home).cwd(cwd).without_test_timeout().output()
 }
 
@@ -196,58 +200,105 @@ fn run_launch(launch: &Registered, cwd: &Path, home: &Path) -> (Value, Value) {
 }
 
 struct Printed {
+    /// `--check` without `--for`.
     human: String,
+    /// `--check --for <harness>` for each harness, by its `--for` name.
+    per_harness: Vec<(&'static str, String)>,
     register: Value,
     /// The whole `--check --json` report.
     report: Value,
 }
 
-/// The keys of `register`, in the order the human form prints the blocks.
+/// The keys of `register`.
 const BLOCKS: [&str; 7] =
     ["claude_code", "claude_code_allow", "codex", "json", "gemini", "gemini_policy", "opencode"];
-/// The harnesses `register_approval` speaks of, one line each.
-const HARNESSES: [&str; 5] = ["claude_code", "codex", "json", "gemini", "opencode"];
+/// The harnesses `--for` takes, the blocks each one's text carries (in
+/// order), and its key in `register_approval`.
+const HARNESSES: [(&str, &[&str], &str); 6] = [
+    ("claude-code", &["claude_code", "claude_code_allow"], "claude_code"),
+    ("codex", &["codex"], "codex"),
+    ("claude-desktop", &["json"], "claude_desktop"),
+    ("cursor", &["json"], "cursor"),
+    ("gemini", &["gemini", "gemini_policy"], "gemini"),
+    ("opencode", &["opencode"], "opencode"),
+];
 
-fn printed(binary: &Path, env: &[(String, String)], cwd: &Path, home: &Path, fake: &FakeBackend) -> Printed {
+/// What `--check` prints for `env`: `code` is its exit status (0 connected,
+/// 1 not). Without `--for` the text is short: how the server will be started
+/// and one line per harness naming the command that prints its
+/// registration. With `--for` it ends with that harness's blocks, verbatim
+/// and in order, its approval sentence above them; the JSON carries every
+/// block either way.
+fn printed_with_code(
+    binary: &Path,
+    env: &[(String, String)],
+    cwd: &Path,
+    home: &Path,
+    token: Option<&str>,
+    code: i32,
+) -> Printed {
     let human = check(binary, false, env, cwd, home);
     let human_text = String::from_utf8(human.stdout).unwrap();
-    assert_eq!(human.status.code(), Some(0), "{human_text}");
+    assert_eq!(human.status.code(), Some(code), "{human_text}");
     let json = check(binary, true, env, cwd, home);
-    assert_eq!(json.status.code(), Some(0));
+    assert_eq!(json.status.code(), Some(code));
     let report: Value = serde_json::from_slice(&json.stdout).unwrap();
-    for text in [&human_text, &report.to_string()] {
-        assert!(!text.contains(&fake.token()), "the token leaked: {text}");
-    }
     let register = report["register"].clone();
-    let keys: Vec<&String> = register.as_object().unwrap().keys().collect();
+    let keys: Vec<&String> = register.as_object().unwrap_or_else(|| panic!("{report}")).keys().collect();
     assert_eq!(keys, BLOCKS);
-    // One approval line per harness, printed in the human form too, above
-    // that harness's block; the blocks follow verbatim, in the same order.
     let approval = report["register_approval"].as_object().unwrap_or_else(|| panic!("{report}"));
-    assert_eq!(approval.keys().collect::<Vec<_>>(), HARNESSES, "{report}");
-    let mut at = human_text.find("\nregistration: binary ").expect("a registration section");
-    for key in BLOCKS {
-        if let Some(line) = approval.get(key) {
-            let line = format!("  approval: {}\n", line.as_str().unwrap());
-            let found =
-                human_text[at..].find(&line).unwrap_or_else(|| panic!("{line:?} missing: {human_text}"));
-            at += found + line.len();
-            let block = register[key].as_str().unwrap();
-            assert!(
-                human_text[at..].starts_with(block),
-                "{key}'s block follows its approval line: {human_text}"
-            );
+    let keys: Vec<&str> = HARNESSES.iter().map(|(_, _, key)| *key).collect();
+    assert_eq!(approval.keys().collect::<Vec<_>>(), keys, "{report}");
+    let registration = &human_text[human_text.find("\nregistration: ").expect("a registration section")..];
+    assert!(registration.lines().count() < 20, "the short form stays short: {registration}");
+    for block in BLOCKS {
+        let text = register[block].as_str().unwrap();
+        assert!(!registration.contains(text), "{block} is printed only with --for: {human_text}");
+    }
+    let mut per_harness = Vec::new();
+    for (option, blocks, key) in HARNESSES {
+        assert!(
+            registration.contains(&format!(" --check --for {option}\n")),
+            "the short form names the command for {option}: {human_text}"
+        );
+        let output = check_with(binary, &["--check", "--for", option], env, cwd, home);
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert_eq!(output.status.code(), Some(code), "{text}");
+        let sentence = format!("  {}\n", approval[key].as_str().unwrap());
+        let mut at = text.find(&sentence).unwrap_or_else(|| panic!("{option}: {sentence:?} missing: {text}"));
+        for block in blocks {
+            let block = register[*block].as_str().unwrap();
+            let found = text[at..].find(block).unwrap_or_else(|| panic!("{option}: {block} missing: {text}"));
+            assert!(text[at..at + found].lines().all(|line| !line.starts_with('{')), "{text}");
+            at += found + block.len();
         }
-        let block = register[key].as_str().unwrap();
-        let found = human_text[at..].find(block).unwrap_or_else(|| panic!("{key} missing: {human_text}"));
-        at += found + block.len();
+        assert_eq!(text[at..].trim(), "", "{option}: the registration closes the report: {text}");
+        for other in BLOCKS.iter().filter(|other| !blocks.contains(other)) {
+            let other = register[*other].as_str().unwrap();
+            if !blocks.iter().any(|block| register[*block].as_str().unwrap().contains(other)) {
+                assert!(!text.contains(other), "{option} printed another harness's block: {text}");
+            }
+        }
+        per_harness.push((option, text));
     }
-    assert_eq!(human_text[at..].trim(), "", "the registrations close the report");
-    // Every note is printed, and none of the notes leaves a variable out silently.
-    for note in report["register_notes"].as_array().unwrap() {
-        assert!(human_text.contains(&format!("  note: {}\n", note.as_str().unwrap())), "{human_text}");
+    for text in std::iter::once(&human_text).chain(per_harness.iter().map(|(_, text)| text)) {
+        if let Some(token) = token {
+            assert!(!text.contains(token), "the token leaked: {text}");
+        }
+        // Every note is printed, and none of the notes leaves a variable out silently.
+        for note in report["register_notes"].as_array().unwrap() {
+            assert!(text.contains(&format!("  note: {}\n", note.as_str().unwrap())), "{text}");
+        }
     }
-    Printed { human: human_text, register, report }
+    if let Some(token) = token {
+        assert!(!report.to_string().contains(token), "the token leaked: {report}");
+    }
+    assert_eq!(report["register_verified"], code == 0, "{report}");
+    Printed { human: human_text, per_harness, register, report }
+}
+
+fn printed(binary: &Path, env: &[(String, String)], cwd: &Path, home: &Path, fake: &FakeBackend) -> Printed {
+    printed_with_code(binary, env, cwd, home, Some(&fake.token()), 0)
 }
 
 /// The tools the binary lists, split into (reads, writes) by their
@@ -328,37 +379,43 @@ fn approvals_hold(printed: &Printed, read_only: bool) {
     }
 
     let line = |harness: &str| printed.report["register_approval"][harness].as_str().unwrap().to_string();
-    // What CI does not try (a harness's interactive questions, and opencode,
-    // which has no CI stage) is cited to the harness's documentation or said
-    // to be not verified.
-    assert!(line("claude_code").contains("code.claude.com/docs/en/permissions"), "{}", line("claude_code"));
-    assert!(line("gemini").contains("its documentation") && line("gemini").contains("not verified in CI"));
-    assert!(line("opencode").contains("opencode.ai/docs/permissions"), "{}", line("opencode"));
-    assert!(line("opencode").contains("not verified in CI"), "{}", line("opencode"));
-    assert!(line("json").contains("not verified"), "{}", line("json"));
-    if read_only {
-        for harness in HARNESSES {
-            assert!(line(harness).starts_with("read-only: no write is offered"), "{}", line(harness));
+    // Each sentence speaks to the person: what the harness will ask, never
+    // how this project tested it.
+    for (_, _, key) in HARNESSES {
+        let sentence = line(key);
+        for word in ["CI", "verified", "tried", "tests/", "in `-p` (", "documentation"] {
+            assert!(!sentence.contains(word), "{key}: {word:?} in {sentence}");
         }
+        assert!(read_only || sentence.contains(" you "), "{key} speaks to the person: {sentence}");
+    }
+    if read_only {
+        for (_, _, key) in HARNESSES {
+            assert!(line(key).starts_with("Read-only: none of the 7 writes is offered."), "{}", line(key));
+        }
+        assert!(
+            line("claude_code").contains("the 18 reads run without a question"),
+            "{}",
+            line("claude_code")
+        );
     } else {
-        assert!(line("claude_code").contains("asks before every tool by default"), "{}", line("claude_code"));
-        assert!(line("claude_code").contains("each of the 7 writes still asks"), "{}", line("claude_code"));
-        assert!(line("codex").contains("default_tools_approval_mode"), "{}", line("codex"));
-        assert!(line("codex").contains("ask before all 7"), "{}", line("codex"));
+        let claude = line("claude_code");
+        assert!(claude.contains("asks you before each tool call, reads included"), "{claude}");
+        assert!(
+            claude.contains("~/.claude/settings.json") && claude.contains("each of the 7 writes still asks")
+        );
+        let codex = line("codex");
+        assert!(codex.contains("asks you before each of the 7 writes and runs the 18 reads"), "{codex}");
         // run_sweep and run_routine reach the internet; update_settings is destructive.
-        assert!(line("codex").contains("(3 of the 7;"), "{}", line("codex"));
+        assert!(codex.contains("ask before only 3 of the writes"), "{codex}");
         assert!(line("gemini").contains("each of the 7 writes still asks"), "{}", line("gemini"));
-        assert!(line("gemini").contains("in `-p` (in CI)"), "{}", line("gemini"));
-        assert!(line("codex").contains("as read in its source, not verified in CI"), "{}", line("codex"));
-        assert!(line("claude_code").contains("in CI, `claude -p` runs the reads and denies each write"));
-        assert!(line("opencode").contains("runs every MCP tool unasked by default"), "{}", line("opencode"));
-        assert!(line("opencode").contains("ask before each of the 7 writes"), "{}", line("opencode"));
-        // A harness that is not tried here: its documentation, "not verified",
-        // and the read-only choice for where nobody can answer.
-        let json = line("json");
-        assert!(json.contains("cannot carry an approval setting"), "{json}");
-        assert!(json.contains("modelcontextprotocol.io") && json.contains("not verified here"), "{json}");
-        assert!(json.contains("RESMON_MCP_READ_ONLY=1") && json.contains("--read-only"), "{json}");
+        assert!(line("gemini").contains("in `gemini -p`, where nobody can answer"), "{}", line("gemini"));
+        assert!(line("opencode").contains("ask you before each of the 7 writes"), "{}", line("opencode"));
+        // Where nobody can answer: the read-only registration, as a command to run.
+        for key in ["claude_desktop", "cursor"] {
+            let sentence = line(key);
+            let option = key.replace('_', "-");
+            assert!(sentence.contains(&format!("--read-only --check --for {option}")), "{sentence}");
+        }
     }
 }
 
@@ -370,6 +427,26 @@ fn every_launch_works(
     fake: &FakeBackend,
     tools: usize,
 ) -> Vec<(&'static str, Registered)> {
+    let launches = every_launch(printed, scratch);
+    let elsewhere = TempDir::new();
+    let home = TempDir::new();
+    for (name, launch) in &launches {
+        // A state directory names no instance: it never goes without the port.
+        let has = |key: &str| launch.env.iter().any(|(name, _)| name == key);
+        assert!(
+            !has("RESMON_STATE_DIR") || has("RESMON_PORT") || has("RESMON_PORT_FILE"),
+            "{name}: RESMON_STATE_DIR without what names the port: {launch:?}"
+        );
+        let (listing, health) = run_launch(launch, elsewhere.path(), home.path());
+        assert_eq!(listing["tools"].as_array().unwrap().len(), tools, "{name}: {listing}");
+        assert_eq!(health["isError"], false, "{name} did not reach resmon: {health}");
+        assert_eq!(health["structuredContent"]["identity"]["runtime_id"], fake.runtime_id(), "{name}");
+    }
+    launches
+}
+
+/// Each printed registration read back as its harness reads it.
+fn every_launch(printed: &Printed, scratch: &Path) -> Vec<(&'static str, Registered)> {
     let register = &printed.register;
     let block = |key: &str| register[key].as_str().unwrap().to_string();
     let gemini = block("gemini");
@@ -385,20 +462,6 @@ fn every_launch_works(
         ("gemini", gemini),
         ("opencode", opencode_launch(&block("opencode")).0),
     ];
-    let elsewhere = TempDir::new();
-    let home = TempDir::new();
-    for (name, launch) in &launches {
-        // A state directory names no instance: it never goes without the port.
-        let has = |key: &str| launch.env.iter().any(|(name, _)| name == key);
-        assert!(
-            !has("RESMON_STATE_DIR") || has("RESMON_PORT") || has("RESMON_PORT_FILE"),
-            "{name}: RESMON_STATE_DIR without what names the port: {launch:?}"
-        );
-        let (listing, health) = run_launch(launch, elsewhere.path(), home.path());
-        assert_eq!(listing["tools"].as_array().unwrap().len(), tools, "{name}: {listing}");
-        assert_eq!(health["isError"], false, "{name} did not reach resmon: {health}");
-        assert_eq!(health["structuredContent"]["identity"]["runtime_id"], fake.runtime_id(), "{name}");
-    }
     launches
 }
 
@@ -424,7 +487,14 @@ fn every_printed_registration_starts_a_server_that_reaches_resmon() {
     ]);
     let home = TempDir::new();
     let printed = printed(&binary, &env, dir.path(), home.path(), &fake);
-    assert!(printed.human.contains("user scope"), "{}", printed.human);
+    let claude = &printed.per_harness[0].1;
+    assert!(claude.contains("user scope"), "{claude}");
+    assert!(
+        printed.human.contains(&format!("registration: binary {}\n", binary.display())),
+        "{}",
+        printed.human
+    );
+    assert!(!printed.human.contains("not yet verified"), "{}", printed.human);
     // Only a binary inside cargo's target directory is warned about `cargo clean`.
     assert!(!printed.human.contains("cargo's build output"), "{}", printed.human);
     let from_target = check(Path::new(BIN), false, &env, dir.path(), home.path());
@@ -463,7 +533,8 @@ fn registrations_carry_only_what_discovery_used_and_the_mode_in_force() {
     let home = TempDir::new();
     let printed = printed(&binary, &env, dir.path(), home.path(), &fake);
     assert!(!printed.register["gemini"].as_str().unwrap().starts_with("gemini "), "{}", printed.register);
-    assert!(printed.human.contains("~/.gemini/settings.json"), "{}", printed.human);
+    let gemini = &printed.per_harness[4].1;
+    assert!(gemini.contains("Gemini CLI (merge into ~/.gemini/settings.json;"), "{gemini}");
     assert!(printed.human.contains(&format!("RESMON_PORT pins port {}", fake.port())), "{}", printed.human);
     let scratch = TempDir::new();
     let launches = every_launch_works(&printed, scratch.path(), &fake, 25 - WRITE_TOOLS.len());
@@ -487,20 +558,145 @@ fn registrations_carry_only_what_discovery_used_and_the_mode_in_force() {
     assert_ne!(sorted(&cut.env), sorted(&expected), "the `=` rule the fallback exists for");
 }
 
+/// Set up while resmon is closed: the variables name its port file, which
+/// does not exist yet. The check still fails, and still prints every
+/// registration, marked as not yet verified; once resmon starts, each one
+/// reaches it as printed.
 #[test]
-fn a_check_that_does_not_connect_prints_no_registration() {
+fn a_check_while_resmon_is_closed_prints_the_registration_not_yet_verified() {
+    let dir = TempDir::new();
+    let state = dir.path().join("state dir");
+    let binary = awkward_binary(dir.path());
+    let env = pairs(&[
+        ("RESMON_PORT_FILE", &state.join("resmon.port").display().to_string()),
+        ("RESMON_STATE_DIR", &state.display().to_string()),
+    ]);
+    let home = TempDir::new();
+    let printed = printed_with_code(&binary, &env, dir.path(), home.path(), None, 1);
+    for text in std::iter::once(&printed.human).chain(printed.per_harness.iter().map(|(_, text)| text)) {
+        assert!(text.contains("result: not connected"), "{text}");
+        assert!(text.contains("\n  not yet verified: resmon did not answer"), "{text}");
+    }
+    assert_eq!(printed.report["connected"], false);
+    let fake = start_fake_at(&state);
+    let scratch = TempDir::new();
+    for (name, launch) in every_launch_works(&printed, scratch.path(), &fake, 25) {
+        assert_eq!(sorted(&launch.env), sorted(&env), "{name}");
+    }
+    approvals_hold(&printed, false);
+
+    // The packaged app on its default paths, closed: nothing to set.
+    let printed = printed_with_code(&binary, &[], dir.path(), home.path(), None, 1);
+    assert!(printed.human.contains("environment: none, the defaults are enough"), "{}", printed.human);
+    let json: Value = serde_json::from_str(printed.register["json"].as_str().unwrap()).unwrap();
+    assert_eq!(json["mcpServers"]["resmon"]["env"], json!({}), "{json}");
+}
+
+/// Variables that name no instance, or that discovery refuses, get no
+/// registration: the report names what to fix instead, and a registration
+/// would carry the mistake into the harness.
+#[test]
+fn a_check_whose_variables_name_no_instance_prints_no_registration() {
     let dir = TempDir::new();
     let home = TempDir::new();
-    let env = pairs(&[("RESMON_PORT_FILE", &dir.path().join("resmon.port").display().to_string())]);
-    let human = check(Path::new(BIN), false, &env, dir.path(), home.path());
-    let text = String::from_utf8(human.stdout).unwrap();
-    assert_eq!(human.status.code(), Some(1), "{text}");
-    assert!(text.contains("RESMON_PORT"), "it still says what to set: {text}");
-    assert!(!text.contains("registration") && !text.contains("mcp add"), "{text}");
-    let json = check(Path::new(BIN), true, &env, dir.path(), home.path());
-    let report: Value = serde_json::from_slice(&json.stdout).unwrap();
-    assert_eq!(report["connected"], false);
-    assert!(report.get("register").is_none(), "{report}");
+    let elsewhere = dir.path().join("elsewhere");
+    for env in [
+        pairs(&[("RESMON_STATE_DIR", &elsewhere.display().to_string())]),
+        pairs(&[("RESMON_PORT_FILE", &format!("\"{}\"", dir.path().join("resmon.port").display()))]),
+        pairs(&[("RESMON_PORT", "seven")]),
+        pairs(&[("RESMON_PORT", "")]),
+    ] {
+        let human = check(Path::new(BIN), false, &env, dir.path(), home.path());
+        let text = String::from_utf8(human.stdout).unwrap();
+        assert_eq!(human.status.code(), Some(1), "{text}");
+        assert!(!text.contains("registration") && !text.contains("--for"), "{env:?}: {text}");
+        let json = check(Path::new(BIN), true, &env, dir.path(), home.path());
+        let report: Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert_eq!(report["connected"], false);
+        assert!(report.get("register").is_none(), "{report}");
+    }
+}
+
+/// Started by the npm launcher, which says so in RESMON_MCP_LAUNCHER and
+/// RESMON_MCP_PACKAGE, `--check` registers npx's command with the version
+/// that was asked for, in every format, and keeps the launcher's variables
+/// out of the registration.
+#[test]
+fn a_check_started_by_npx_registers_npx() {
+    let dir = TempDir::new();
+    let fake = start_fake_at(&dir.path().join("state dir"));
+    let binary = awkward_binary(dir.path());
+    let discovered = pairs(&[
+        ("RESMON_PORT_FILE", &fake.port_file().display().to_string()),
+        ("RESMON_STATE_DIR", &fake.state_dir().display().to_string()),
+    ]);
+    let mut env = discovered.clone();
+    env.extend(pairs(&[("RESMON_MCP_LAUNCHER", "npx"), ("RESMON_MCP_PACKAGE", "resmon-mcp@0.2.0")]));
+    let home = TempDir::new();
+    let printed = printed(&binary, &env, dir.path(), home.path(), &fake);
+    assert!(
+        printed.human.contains("\nregistration: npx -y resmon-mcp@0.2.0 (npx started this check"),
+        "{}",
+        printed.human
+    );
+    assert!(printed.human.contains("  npx -y resmon-mcp@0.2.0 --check --for codex\n"), "{}", printed.human);
+    assert!(
+        !printed.human.contains(&binary.display().to_string()),
+        "the cache path was printed: {}",
+        printed.human
+    );
+    assert_eq!(
+        printed.report["register_launch"],
+        json!({"by": "npx", "command": "npx", "args": ["-y", "resmon-mcp@0.2.0"]})
+    );
+    let scratch = TempDir::new();
+    for (name, launch) in every_launch(&printed, scratch.path()) {
+        assert_eq!(
+            (launch.program.as_str(), launch.args.as_slice()),
+            ("npx", &["-y".to_string(), "resmon-mcp@0.2.0".to_string()][..]),
+            "{name}"
+        );
+        assert_eq!(sorted(&launch.env), sorted(&discovered), "{name}: the launcher's variables stay out");
+    }
+}
+
+/// A binary that uvx runs from uv's cache (`archive-v0/<id>/bin`, beside
+/// the environment's pyvenv.cfg) is registered as `uvx resmon-mcp`.
+#[test]
+fn a_check_run_from_uvs_cache_registers_uvx() {
+    let dir = TempDir::new();
+    let fake = start_fake_at(&dir.path().join("state"));
+    let environment = dir.path().join("cache/uv/archive-v0/QhV2Zt0xLmSd/");
+    std::fs::create_dir_all(environment.join("bin")).unwrap();
+    std::fs::write(environment.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    let binary = environment.join("bin/resmon-mcp");
+    if std::fs::hard_link(BIN, &binary).is_err() {
+        std::fs::copy(BIN, &binary).unwrap();
+    }
+    let env = env_of(&fake);
+    let home = TempDir::new();
+    let printed = printed(&binary, &env, dir.path(), home.path(), &fake);
+    assert!(
+        printed.human.contains("\nregistration: uvx resmon-mcp (uvx started this check"),
+        "{}",
+        printed.human
+    );
+    assert!(printed.human.contains("`uvx resmon-mcp@latest` fetches the newest"), "{}", printed.human);
+    let scratch = TempDir::new();
+    for (name, launch) in every_launch(&printed, scratch.path()) {
+        assert_eq!(
+            (launch.program.as_str(), launch.args.as_slice()),
+            ("uvx", &["resmon-mcp".to_string()][..]),
+            "{name}"
+        );
+    }
+}
+
+fn env_of(fake: &FakeBackend) -> Vec<(String, String)> {
+    pairs(&[
+        ("RESMON_PORT_FILE", &fake.port_file().display().to_string()),
+        ("RESMON_STATE_DIR", &fake.state_dir().display().to_string()),
+    ])
 }
 
 /// docs/setup.md's Claude Code allow list names exactly the tools the

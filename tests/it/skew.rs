@@ -349,7 +349,14 @@ fn check_finds_every_tool_on_a_current_resmon() {
         assert_eq!(verdict["available"], expected, "{verdict}");
     }
     assert!(verdicts["search_corpus"]["why"].as_str().unwrap().contains("not probed"));
-    assert!(text.contains("24 of 25 tools available on resmon 2.3.0"), "{text}");
+    // What was probed, and that all of it is there; the one left unprobed is
+    // named as such, not counted as missing.
+    assert!(text.contains("tools: all 24 tools probed are there on resmon 2.3.0\n"), "{text}");
+    assert!(
+        text.contains("  not probed: search_corpus: its route is a POST, which --check does not send\n"),
+        "{text}"
+    );
+    assert!(!text.contains("of 25") && !text.contains("unknown: search_corpus"), "{text}");
     // run_routine by its own path (405: served with POST), never by the record's.
     assert_eq!(verdicts["run_routine"]["route"], "POST /api/routines/{id}/run");
     assert!(
@@ -412,7 +419,7 @@ fn check_names_what_resmon_1_6_1_lacks() {
     for name in ["activate_routine", "deactivate_routine", "create_routine", "update_settings", "run_sweep"] {
         assert_eq!(available(&verdicts, name), true, "{}", verdicts[name]);
     }
-    assert!(text.contains("19 of 25 tools available on resmon 1.6.1"), "{text}");
+    assert!(text.contains("tools: 19 of the 24 tools probed are there on resmon 1.6.1\n"), "{text}");
     assert!(
         text.contains(
             "missing: get_analytics: resmon does not serve GET /api/analytics/discovery-lag (1 of the 6"

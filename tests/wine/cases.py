@@ -200,10 +200,10 @@ def harness_session(name, registration_text):
 
 
 def printed_registrations(form, report):
-    """The registrations `--check` prints once it connects, run on Windows
-    exactly as printed: the mcpServers JSON block and the Codex TOML block.
-    (The command lines are quoted for POSIX shells, and --check says so on
-    Windows.) A build whose --check prints none says so in a NOTE line."""
+    """The registrations `--check --json` carries once it connects, run on
+    Windows exactly as printed: the mcpServers JSON block and the Codex TOML
+    block. (The command lines, double-quoted for cmd.exe and PowerShell, are
+    not run here.) A build whose --check prints none says so in a NOTE line."""
     register = report.get("register")
     if not isinstance(register, dict):
         print(f"NOTE --check --json carries no registrations in this build ({form}); nothing to run", flush=True)
