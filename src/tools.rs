@@ -12,6 +12,7 @@ mod executions;
 mod exports;
 mod insight;
 mod loose;
+mod nearest;
 mod papers;
 mod profiles;
 mod routines;
@@ -33,6 +34,7 @@ use crate::backend::{Backend, Method, Offered};
 use crate::error::{ToolError, ToolResult};
 
 pub(crate) use executions::NEWEST_RUN;
+pub use nearest::nearest_names;
 pub(crate) use schema::{
     DEFAULT_PAGE, MAX_PAGE, identity_property, limit_property, limit_up_to, no_arguments, nullable, object,
     offset_property, passed_through,
