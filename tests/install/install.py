@@ -30,6 +30,7 @@ Usage: install.py --bundle DIR --work DIR --fake BIN --verdaccio BIN
 import argparse
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -49,6 +50,22 @@ from registries import Home, PyPIServer, Verdaccio, link_tools, read_json  # noq
 RUN_WITHIN_S = 120
 NPX = ["npx", "-y", "resmon-mcp"]
 UVX = ["uvx", "resmon-mcp"]
+README_SECTION = "### From the first published release on"
+
+
+def registration_lines(path: str, after: str | None) -> list[list[str]]:
+    """The `claude mcp add …` and `codex mcp add …` lines of the sh blocks of
+    a Markdown file (only of the section under the heading `after`, when
+    given), each split into words, comments left out: the lines a person
+    copies."""
+    with open(path) as f:
+        text = f.read()
+    if after is not None:
+        text = text[text.index(after):] if after in text else ""
+        text = text.split("\n## ", 1)[0]
+    blocks = [part.split("```", 1)[0] for part in text.split("```sh\n")[1:]]
+    lines = [shlex.split(line.split("#", 1)[0]) for block in blocks for line in block.splitlines()]
+    return [words for words in lines if words[:3] in (["claude", "mcp", "add"], ["codex", "mcp", "add"])]
 
 
 def run(argv: list[str], home: Home, timeout: float = RUN_WITHIN_S, cwd: str | None = None):
@@ -209,7 +226,11 @@ def launcher_checks(tally: Tally, home: Home, version: str) -> None:
                        f"found {folders}"):
         return
     installed = sorted(name for f in folders for name in os.listdir(f) if name.startswith("resmon-mcp"))
-    print(f"# npx installed {installed}", flush=True)
+    with open(os.path.join(os.path.dirname(launcher), "..", "package.json")) as f:
+        named = sorted(json.load(f).get("optionalDependencies") or {})
+    tally.check(installed == ["resmon-mcp", "resmon-mcp-linux-x64"],
+                f"of the {len(named)} platform packages the launcher names ({', '.join(named)}), npm installed "
+                "only this platform's", f"installed {installed}")
     call = ["call", "no_such_tool", "{}"]
     through, _ = run([*NPX, *call], home)
     direct, _ = run([binary, *call], home)
@@ -272,14 +293,14 @@ def uv_checks(tally: Tally, make_home, version: str, timings: dict) -> None:
                     {k: v for k, v in environment.items() if k.startswith("RESMON_MCP")})
 
 
-def claude_checks(tally: Tally, args, make_home, always: set[str]) -> None:
+def claude_checks(tally: Tally, args, make_home, always: set[str], lines: list[list[str]]) -> None:
     with AnthropicStandin() as model:
-        for label, command in (("npx", NPX), ("uvx", UVX)):
+        for words in lines:
+            line, command = words[1:], words[words.index("--") + 1:]
             claude = Claude(args.claude, model)
             try:
-                with make_home(f"claude-{label}", claude.home) as home:
+                with make_home(f"claude-{command[0]}", claude.home) as home:
                     claude.env.update(home.env)
-                    line = ["mcp", "add", "-s", "user", "resmon", "--", *command]
                     added = claude.run(*line)
                     entry = claude.server_entry()
                     shown = "claude " + " ".join(line)
@@ -306,14 +327,14 @@ def claude_checks(tally: Tally, args, make_home, always: set[str]) -> None:
             tally.fail("the Messages stand-in answered every request", str(model.errors()[:3]))
 
 
-def codex_checks(tally: Tally, args, make_home) -> None:
+def codex_checks(tally: Tally, args, make_home, lines: list[list[str]]) -> None:
     with ResponsesStandin() as model:
-        for label, command in (("npx", NPX), ("uvx", UVX)):
+        for words in lines:
+            line, command = words[1:], words[words.index("--") + 1:]
             codex = Codex(args.codex, model)
             try:
-                with make_home(f"codex-{label}", codex.home) as home:
+                with make_home(f"codex-{command[0]}", codex.home) as home:
                     codex.env.update(home.env)
-                    line = ["mcp", "add", "resmon", "--", *command]
                     added = codex.run(*line)
                     with open(codex.config_path) as f:
                         block = f.read()
@@ -346,6 +367,13 @@ def main() -> int:
     os.makedirs(args.work, exist_ok=True)
     link_tools(args.bin_dir, {"uv": args.uv, "uvx": os.path.join(os.path.dirname(args.uv), "uvx")})
     files = sorted(os.listdir(args.bundle))
+    repository = os.path.join(HERE, "..", "..")
+    lines = registration_lines(os.path.join(repository, "README.md"), README_SECTION)
+    packaged = registration_lines(os.path.join(repository, "bundle", "package-readme.md"), None)
+    commands = sorted({tuple(w[w.index("--") + 1:]) for w in lines if "--" in w})
+    tally.check(len(lines) == 4 and lines == packaged and commands == sorted({tuple(NPX), tuple(UVX)}),
+                "the README's registration lines (the npm and PyPI way for Claude Code and Codex) are the "
+                "package README's, and are the ones run below", f"README {lines}, package README {packaged}")
     try:
         with Verdaccio(args.work, args.verdaccio) as npm, PyPIServer(args.work, args.pypi_server) as pypi:
             print(f"# verdaccio on {npm.url}, pypiserver on {pypi.url}", flush=True)
@@ -382,8 +410,8 @@ def main() -> int:
                 always = {t["name"] for t in session.tools()
                           if (t.get("_meta") or {}).get("anthropic/alwaysLoad") is True}
                 session.close()
-            claude_checks(tally, args, make_home, always)
-            codex_checks(tally, args, make_home)
+            claude_checks(tally, args, make_home, always, [w for w in lines if w[0] == "claude"])
+            codex_checks(tally, args, make_home, [w for w in lines if w[0] == "codex"])
     except Exception as e:  # noqa: BLE001 - a crash of the driver is a failure, never a skip
         tally.fail("driver", f"{type(e).__name__}: {e}")
     for label, seconds in timings.items():

