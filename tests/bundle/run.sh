@@ -6,8 +6,11 @@
 #
 # 1. the xtask's own tests and lints (the root's lint stage covers only the server);
 # 2. `mcpb validate` on the manifest template bundle/manifest.json;
-# 3. `cargo xtask bundle`: the host bundle, its archive and SHA256SUMS;
-# 4. the archives and sums checked (archives.py);
+# 3. `cargo xtask bundle`: the host bundle, its archive, the registry
+#    packages and SHA256SUMS;
+# 4. the archives and sums checked (archives.py), and the registry packages
+#    (crate, wheel, npm, server.json) against each other and their sources
+#    (packages.py);
 # 5. every bundle in target/bundle/ unpacked, validated and launched with the
 #    official @anthropic-ai/mcpb code, for read_only left at its default,
 #    false and true, against the fake backend (launch.mjs);
@@ -91,6 +94,7 @@ cp "$here/launch.mjs" "$npm_dir/launch.mjs"
 check_output() {
     local run="$1" bundle name
     counted "archives-$run" python3 "$here/archives.py" "$root/target/bundle"
+    counted "packages-$run" python3 "$here/packages.py" "$root" "$root/target/bundle"
     shopt -s nullglob
     local bundles=("$root"/target/bundle/*.mcpb)
     [ "${#bundles[@]}" -gt 0 ] || fail "$run: cargo xtask bundle wrote no .mcpb"

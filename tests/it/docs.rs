@@ -154,7 +154,8 @@ fn stray_tool_names(text: &str) -> Vec<String> {
     for word in snake_words(text) {
         let prefixed = ["mcp__resmon__", "mcp_resmon_", "resmon_"].iter().find_map(|p| word.strip_prefix(p));
         let bad = match prefixed {
-            Some("") => false,
+            // resmon_mcp: the library crate, and the wheel's file names.
+            Some("" | "mcp") => false,
             Some(rest) => {
                 resmon_mcp::tools::find(rest).is_none() && resmon_mcp::prompts::find(rest).is_none()
             }
@@ -184,6 +185,7 @@ fn the_docs_name_only_tools_of_the_table() {
         vec!["get_routines", "mcp__resmon__run_sweeps"]
     );
     assert!(stray_tool_names("`mcp__resmon__paper` (a prompt) and resmon_run_sweep").is_empty());
+    assert!(stray_tool_names("the wheel resmon_mcp-0.1.0-py3-none-any.whl").is_empty());
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = vec![root.join("README.md")];
     for entry in std::fs::read_dir(root.join("docs")).unwrap() {

@@ -80,6 +80,9 @@ enum Linker {
 
 pub struct Builder<'a> {
     workspace: &'a Workspace,
+    /// `--prebuilt DIR`: take each target's binary from DIR/<target>/
+    /// instead of building it (the release builds each on its own machine).
+    prebuilt: Option<PathBuf>,
     host: String,
     sysroot: PathBuf,
     /// Ok when `cargo zigbuild` can run here, else why not.
@@ -90,7 +93,7 @@ pub struct Builder<'a> {
 const GET_ZIG: &str = "pip install cargo-zigbuild ziglang, with its bin folder on PATH";
 
 impl<'a> Builder<'a> {
-    pub fn new(workspace: &'a Workspace) -> anyhow::Result<Builder<'a>> {
+    pub fn new(workspace: &'a Workspace, prebuilt: Option<PathBuf>) -> anyhow::Result<Builder<'a>> {
         let rustc = |args: &[&str]| -> anyhow::Result<String> {
             let output = Command::new("rustc").args(args).current_dir(&workspace.root).output()?;
             if !output.status.success() {
@@ -105,7 +108,7 @@ impl<'a> Builder<'a> {
             .context("rustc -vV names no host")?
             .to_string();
         let sysroot = PathBuf::from(rustc(&["--print", "sysroot"])?);
-        Ok(Builder { workspace, host, sysroot, zig: zig_available(), done: HashMap::new() })
+        Ok(Builder { workspace, prebuilt, host, sysroot, zig: zig_available(), done: HashMap::new() })
     }
 
     pub fn host_triple(&self) -> &str {
@@ -122,7 +125,7 @@ impl<'a> Builder<'a> {
     }
 
     fn need_std(&self, what: &'static str, triple: &str) -> Result<(), NotBuilt> {
-        if self.has_std(triple) {
+        if self.prebuilt.is_some() || self.has_std(triple) {
             Ok(())
         } else {
             Err(NotBuilt::missing(
@@ -139,6 +142,15 @@ impl<'a> Builder<'a> {
     fn cargo(&mut self, what: &'static str, triple: &str, linker: Linker) -> Result<PathBuf, NotBuilt> {
         if let Some(file) = self.done.get(triple) {
             return Ok(file.clone());
+        }
+        if let Some(dir) = &self.prebuilt {
+            let name = if triple.contains("windows") { "resmon-mcp.exe" } else { "resmon-mcp" };
+            let file = dir.join(triple).join(name);
+            if !file.is_file() {
+                return Err(NotBuilt::missing(what, format!("no prebuilt {}", file.display())));
+            }
+            self.done.insert(triple.to_string(), file.clone());
+            return Ok(file);
         }
         let mut command = Command::new(&self.workspace.cargo);
         if triple.ends_with("-apple-darwin") && std::env::var_os("MACOSX_DEPLOYMENT_TARGET").is_none() {
@@ -195,7 +207,7 @@ impl<'a> Builder<'a> {
         let what = "host";
         let arch = std::env::consts::ARCH;
         match std::env::consts::OS {
-            "linux" if arch == "x86_64" && self.has_std(MUSL) => self.linux(),
+            "linux" if arch == "x86_64" && (self.prebuilt.is_some() || self.has_std(MUSL)) => self.linux(),
             "macos" if self.has_std(MAC_ARM) && self.has_std(MAC_INTEL) => self.macos(),
             "macos" => {
                 let host = self.host.clone();
@@ -257,7 +269,7 @@ impl<'a> Builder<'a> {
     pub fn linux(&mut self) -> Result<Built, NotBuilt> {
         let what = "linux-x86_64";
         self.need_std(what, MUSL)?;
-        let linker = if cfg!(target_os = "linux") {
+        let linker = if cfg!(target_os = "linux") || self.prebuilt.is_some() {
             Linker::Native
         } else {
             self.zig
@@ -289,6 +301,9 @@ impl<'a> Builder<'a> {
     /// (natively on a Mac, with zig elsewhere) and then joined.
     pub fn macos(&mut self) -> Result<Built, NotBuilt> {
         let what = "darwin-universal";
+        if self.prebuilt.is_some() {
+            return self.prebuilt_macos(what);
+        }
         self.need_std(what, MAC_ARM)?;
         self.need_std(what, MAC_INTEL)?;
         let linker = || {
@@ -325,16 +340,37 @@ impl<'a> Builder<'a> {
         })
     }
 
+    /// A universal macOS file built elsewhere (on a Mac, by this task).
+    fn prebuilt_macos(&mut self, what: &'static str) -> Result<Built, NotBuilt> {
+        let triple = "universal-apple-darwin";
+        let file = self.cargo(what, triple, Linker::Native)?;
+        let halves =
+            inspect::check_universal_macos(&read(&file)?).map_err(|why| NotBuilt::failed(what, why))?;
+        Ok(Built {
+            platform: Platform::Darwin,
+            label: what.to_string(),
+            triple: triple.to_string(),
+            file,
+            notes: format!(
+                "prebuilt; arm64 for macOS {}+, x86_64 for macOS {}+",
+                halves.arm64_oldest, halves.intel_oldest
+            ),
+        })
+    }
+
     /// The x86_64 Windows `.exe`.
     pub fn windows(&mut self) -> Result<Built, NotBuilt> {
         let what = "win32-x86_64";
+        let msvc = "x86_64-pc-windows-msvc";
         let triple = if cfg!(windows) && self.host.starts_with("x86_64-pc-windows") {
             self.host.clone()
+        } else if self.prebuilt.as_ref().is_some_and(|dir| dir.join(msvc).is_dir()) {
+            msvc.to_string()
         } else {
             WINDOWS_GNU.to_string()
         };
         self.need_std(what, &triple)?;
-        let linker = if cfg!(windows) || on_path("x86_64-w64-mingw32-gcc") {
+        let linker = if cfg!(windows) || self.prebuilt.is_some() || on_path("x86_64-w64-mingw32-gcc") {
             Linker::Native
         } else {
             self.zig.clone().map_err(|why| {

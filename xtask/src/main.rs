@@ -5,7 +5,12 @@ mod archive;
 mod build;
 mod inspect;
 mod manifest;
+mod npm;
+mod packages;
+mod registry;
+mod release;
 mod universal;
+mod wheel;
 mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -22,11 +27,17 @@ cargo xtask: packaging tasks for resmon-mcp
 
 Usage:
   cargo xtask bundle            the MCP Bundle for this platform, its binary's
-                                archive and SHA256SUMS, in target/bundle/
+                                archive, the crate, a wheel and npm packages for
+                                it, server.json and SHA256SUMS, in target/bundle/
   cargo xtask bundle --all      also every platform this machine can build for
                                 (Linux x86_64 static, macOS universal, Windows
                                 x86_64) and one bundle holding them all
   cargo xtask bundle --strict   with --all: exit 1 when any platform is missing
+  cargo xtask bundle --all --prebuilt DIR
+                                pack binaries built elsewhere instead of building:
+                                DIR/<target>/resmon-mcp[.exe], <target> being
+                                x86_64-unknown-linux-musl, universal-apple-darwin,
+                                x86_64-pc-windows-msvc or -gnu (the release does this)
 
 Cross builds need each target's standard library (rustup target add ...) and,
 for macOS and (without MinGW-w64) Windows, cargo-zigbuild with zig:
@@ -41,7 +52,7 @@ fn main() -> ExitCode {
     let task = args.next();
     let rest: Vec<String> = args.collect();
     let result = match task.as_deref() {
-        Some("bundle") => parse_bundle(&rest).and_then(|(all, strict)| bundle(all, strict)),
+        Some("bundle") => parse_bundle(&rest).and_then(bundle),
         None | Some("help" | "--help" | "-h") => {
             print!("{HELP}");
             return ExitCode::SUCCESS;
@@ -57,32 +68,42 @@ fn main() -> ExitCode {
     }
 }
 
-fn parse_bundle(args: &[String]) -> anyhow::Result<(bool, bool)> {
+struct Options {
+    all: bool,
+    strict: bool,
+    prebuilt: Option<PathBuf>,
+}
+
+fn parse_bundle(args: &[String]) -> anyhow::Result<Options> {
     let mut parser = lexopt::Parser::from_args(args);
-    let (mut all, mut strict) = (false, false);
+    let mut options = Options { all: false, strict: false, prebuilt: None };
     while let Some(arg) = parser.next()? {
         match arg {
-            lexopt::Arg::Long("all") => all = true,
-            lexopt::Arg::Long("strict") => strict = true,
+            lexopt::Arg::Long("all") => options.all = true,
+            lexopt::Arg::Long("strict") => options.strict = true,
+            lexopt::Arg::Long("prebuilt") => options.prebuilt = Some(parser.value()?.into()),
             other => return Err(other.unexpected().into()),
         }
     }
-    anyhow::ensure!(!strict || all, "--strict goes with --all");
-    Ok((all, strict))
+    anyhow::ensure!(!options.strict || options.all, "--strict goes with --all");
+    anyhow::ensure!(options.prebuilt.is_none() || options.all, "--prebuilt goes with --all");
+    Ok(options)
 }
 
 /// One file written into target/bundle/, for the closing note.
-struct Written {
-    name: String,
-    size: usize,
-    what: String,
+pub struct Written {
+    pub name: String,
+    pub size: usize,
+    pub what: String,
 }
 
-fn bundle(all: bool, strict: bool) -> anyhow::Result<ExitCode> {
+fn bundle(options: Options) -> anyhow::Result<ExitCode> {
+    let Options { all, strict, prebuilt } = options;
     let workspace = workspace::load()?;
     let template = manifest::load_template(&workspace.root, &workspace.package)?;
+    let release = release::load(&workspace.root, &workspace.package)?;
     let mtime = source_date(&workspace.root);
-    let mut builder = Builder::new(&workspace)?;
+    let mut builder = Builder::new(&workspace, prebuilt)?;
 
     let host = builder
         .host()
@@ -111,9 +132,11 @@ fn bundle(all: bool, strict: bool) -> anyhow::Result<ExitCode> {
     let host_name = format!("resmon-mcp-{version}.mcpb");
     written.push(write_bundle(&out, &host_name, &template, std::slice::from_ref(&host), &docs, mtime)?);
     let universal = every.len() > 1 || every.first().is_some_and(|built| built.platform != host.platform);
+    let mut offered = host_name;
     if universal {
         let name = format!("resmon-mcp-{version}-universal.mcpb");
         written.push(write_bundle(&out, &name, &template, &every, &docs, mtime)?);
+        offered = name;
     }
 
     let mut archived: Vec<&Built> = vec![&host];
@@ -125,6 +148,15 @@ fn bundle(all: bool, strict: bool) -> anyhow::Result<ExitCode> {
     for built in &archived {
         written.push(write_archive(&out, version, built, &docs, mtime)?);
     }
+    let (registry_files, skipped) = packages::write_all(&packages::Inputs {
+        workspace: &workspace,
+        release: &release,
+        out: &out,
+        binaries: &archived,
+        bundle: &offered,
+        mtime,
+    })?;
+    written.extend(registry_files);
     let sums: String = written
         .iter()
         .map(|file| format!("{}  {}\n", sha256_hex(&out.join(&file.name)), file.name))
@@ -137,7 +169,14 @@ fn bundle(all: bool, strict: bool) -> anyhow::Result<ExitCode> {
     });
 
     print_note(&workspace, &builder, &out, &archived, &missing, &written, all && !universal);
-    let failed = missing.iter().any(|not| not.failed);
+    if !skipped.is_empty() {
+        println!("not written:");
+        for item in &skipped {
+            let kind = if item.failed { "FAILED" } else { "skipped" };
+            println!("  {:<18} {kind}: {}", item.what, item.why);
+        }
+    }
+    let failed = missing.iter().any(|not| not.failed) || skipped.iter().any(|item| item.failed);
     Ok(if failed || (strict && !missing.is_empty()) { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
@@ -222,7 +261,7 @@ fn source_date(root: &Path) -> u64 {
         .unwrap_or(315_532_800)
 }
 
-fn sha256_hex(path: &PathBuf) -> String {
+fn sha256_hex(path: &Path) -> String {
     let data = std::fs::read(path).unwrap_or_default();
     Sha256::digest(&data).iter().map(|byte| format!("{byte:02x}")).collect()
 }

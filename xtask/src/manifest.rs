@@ -210,6 +210,7 @@ mod tests {
             version: "0.1.0".into(),
             description: "d".into(),
             license: "MIT OR Apache-2.0".into(),
+            repository: "https://github.com/o/resmon-mcp".into(),
         }
     }
 

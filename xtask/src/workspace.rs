@@ -15,12 +15,15 @@ pub struct Workspace {
     pub package: Package,
 }
 
-/// The server package's metadata, the fields a bundle manifest repeats.
+/// The server package's metadata, the fields the bundle manifest and the
+/// registry packages repeat.
 pub struct Package {
     pub name: String,
     pub version: String,
     pub description: String,
     pub license: String,
+    /// Where the source lives; bundle/release.json must say the same.
+    pub repository: String,
 }
 
 pub fn load() -> anyhow::Result<Workspace> {
@@ -51,6 +54,7 @@ pub fn load() -> anyhow::Result<Workspace> {
         version: field("version")?,
         description: field("description")?,
         license: field("license")?,
+        repository: field("repository")?,
     };
     Ok(Workspace { cargo, root, target_dir, package })
 }

@@ -1,0 +1,424 @@
+"""resmon-mcp installed as a person installs it, from real registries on
+loopback: what `cargo xtask bundle` wrote is published to verdaccio (npm)
+and pypiserver (PyPI), and then run from fresh homes with empty caches and
+no Rust on PATH, by the very lines the README gives. Standard library only;
+run inside a network namespace that holds only loopback (run.sh does).
+
+Checks, each a PASS or FAIL line:
+- the npm packages and the wheel publish to the loopback registries;
+- `npx -y resmon-mcp --version` and `uvx resmon-mcp --version` print the
+  binary's version, from nothing (and say how long that took);
+- a stdio session through each lists the 25 tools and answers `health`
+  against the fake resmon, from nothing (the time to the listed tools is
+  printed); the fake serves the default state folder, so no variable is set;
+- the npm launcher: the binary it starts gets RESMON_MCP_LAUNCHER=npx and
+  RESMON_MCP_PACKAGE as the person asked npx for it (`resmon-mcp`, or
+  `resmon-mcp@<version>` when pinned); arguments and the exit code pass
+  through unchanged; SIGTERM reaches the binary and the launcher ends by it;
+  without its platform package it says, in one sentence, which is missing;
+- Claude Code: `claude mcp add -s user resmon -- npx -y resmon-mcp` (and the
+  uvx line) registers the command as typed, `claude mcp get resmon` shows
+  Connected, and its own loop calls `health` through it;
+- Codex: `codex mcp add resmon -- npx -y resmon-mcp` (and the uvx line)
+  writes `command = "npx"` (or "uvx"), and `codex exec` calls `health`
+  through it.
+
+Usage: install.py --bundle DIR --work DIR --fake BIN --verdaccio BIN
+       --pypi-server BIN --uv BIN --bin-dir DIR --claude BIN --codex BIN
+"""
+
+import argparse
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "agents"))
+
+from claude import Claude  # noqa: E402
+from codex import Codex, output_json  # noqa: E402
+from common import EXPECTED_TOOLS, Tally, brief  # noqa: E402
+from model_standins import AnthropicStandin, ResponsesStandin  # noqa: E402
+from registries import Home, PyPIServer, Verdaccio, link_tools, read_json  # noqa: E402
+
+RUN_WITHIN_S = 120
+NPX = ["npx", "-y", "resmon-mcp"]
+UVX = ["uvx", "resmon-mcp"]
+README_SECTION = "### From the first published release on"
+
+
+def registration_lines(path: str, after: str | None) -> list[list[str]]:
+    """The `claude mcp add …` and `codex mcp add …` lines of the sh blocks of
+    a Markdown file (only of the section under the heading `after`, when
+    given), each split into words, comments left out: the lines a person
+    copies."""
+    with open(path) as f:
+        text = f.read()
+    if after is not None:
+        text = text[text.index(after):] if after in text else ""
+        text = text.split("\n## ", 1)[0]
+    blocks = [part.split("```", 1)[0] for part in text.split("```sh\n")[1:]]
+    lines = [shlex.split(line.split("#", 1)[0]) for block in blocks for line in block.splitlines()]
+    return [words for words in lines if words[:3] in (["claude", "mcp", "add"], ["codex", "mcp", "add"])]
+
+
+def run(argv: list[str], home: Home, timeout: float = RUN_WITHIN_S, cwd: str | None = None):
+    started = time.monotonic()
+    try:
+        done = subprocess.run(argv, env=home.env, cwd=cwd or home.project, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        done = subprocess.CompletedProcess(argv, -1, str(e.stdout or ""), f"timed out after {timeout} s")
+    return done, time.monotonic() - started
+
+
+class Session:
+    """A stdio MCP session with a command, timed from its start."""
+
+    def __init__(self, argv: list[str], home: Home):
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(argv, env=home.env, cwd=home.project, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.timer = threading.Timer(RUN_WITHIN_S, self.proc.kill)
+        self.timer.start()
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "resmon-install-stage", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: dict) -> None:
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict) -> dict:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the server ended before answering {method}: "
+                                   f"{self.proc.stderr.read().decode(errors='replace')[-800:]}")
+            message = json.loads(line)
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method} failed: {message['error']}")
+                return message["result"]
+
+    def tools(self) -> list[dict]:
+        tools, cursor = [], None
+        while True:
+            result = self.request("tools/list", {"cursor": cursor} if cursor else {})
+            tools += result.get("tools") or []
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return tools
+
+    def close(self) -> int:
+        self.timer.cancel()
+        self.proc.stdin.close()
+        try:
+            return self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, queue = [], [pid]
+    while queue:
+        for child in children.get(queue.pop(), []):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
+def server_process(pid: int) -> tuple[int | None, str, dict]:
+    """The resmon-mcp binary that is `pid` or was started below it: its pid,
+    executable and environment."""
+    for child in [pid, *descendants(pid)]:
+        try:
+            exe = os.readlink(f"/proc/{child}/exe")
+        except OSError:
+            continue
+        if os.path.basename(exe) == "resmon-mcp":
+            with open(f"/proc/{child}/environ", "rb") as f:
+                pairs = [item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item]
+            return child, exe, {k.decode(): v.decode(errors="replace") for k, v in pairs}
+    return None, "", {}
+
+
+def session_check(tally: Tally, label: str, argv: list[str], home: Home, timings: dict) -> dict:
+    """A session from nothing: 25 tools listed, health answered. Returns the
+    server's environment as the binary received it."""
+    shown = " ".join(argv)
+    try:
+        session = Session(argv, home)
+        tools = session.tools()
+        listed_after = time.monotonic() - session.started
+        _, exe, environment = server_process(session.proc.pid)
+        health = session.request("tools/call", {"name": "health", "arguments": {}})
+        code = session.close()
+    except (RuntimeError, ValueError, OSError) as e:
+        tally.fail(f"{shown}: a stdio session lists the tools and answers health", str(e))
+        return {}
+    timings[label] = listed_after
+    status = (health.get("structuredContent") or {}).get("status")
+    tally.check(len(tools) == EXPECTED_TOOLS and not health.get("isError") and status == "ok" and code == 0,
+                f"{shown}: a stdio session from nothing lists {EXPECTED_TOOLS} tools and answers health "
+                f"(tools listed after {listed_after:.3f} s)",
+                f"{len(tools)} tools, health {brief(health, 600)}, exit {code}")
+    print(f"# {shown}: the binary ran from {exe}", flush=True)
+    return environment
+
+
+def npm_checks(tally: Tally, args, make_home, version: str, timings: dict) -> None:
+    with make_home("npx-version") as home:
+        done, took = run([*NPX, "--version"], home)
+        timings["npx --version"] = took
+        tally.check(done.returncode == 0 and done.stdout.startswith(f"resmon-mcp {version}"),
+                    f"npx -y resmon-mcp --version, from nothing, prints resmon-mcp {version} ({took:.2f} s)",
+                    f"exit {done.returncode}: {done.stdout[-400:]} {done.stderr[-800:]}")
+        tally.check(not any(os.path.exists(os.path.join(d, tool)) for d in home.env["PATH"].split(":")
+                            for tool in ("cargo", "rustc")),
+                    "the person's PATH holds no cargo or rustc", home.env["PATH"])
+        launcher_checks(tally, home, version)
+    with make_home("npx-session") as home:
+        environment = session_check(tally, "npx", NPX, home, timings)
+        tally.check(environment.get("RESMON_MCP_LAUNCHER") == "npx"
+                    and environment.get("RESMON_MCP_PACKAGE") == "resmon-mcp",
+                    "the npm launcher starts the binary with RESMON_MCP_LAUNCHER=npx, RESMON_MCP_PACKAGE=resmon-mcp",
+                    {k: v for k, v in environment.items() if k.startswith("RESMON_MCP")})
+    with make_home("npx-pinned") as home:
+        environment = session_check(tally, "npx pinned", ["npx", "-y", f"resmon-mcp@{version}"], home, {})
+        tally.check(environment.get("RESMON_MCP_PACKAGE") == f"resmon-mcp@{version}",
+                    f"run as npx -y resmon-mcp@{version}, the binary gets RESMON_MCP_PACKAGE=resmon-mcp@{version}",
+                    {k: v for k, v in environment.items() if k.startswith("RESMON_MCP")})
+
+
+def launcher_checks(tally: Tally, home: Home, version: str) -> None:
+    """Arguments, exit code and signals through the launcher npx installed,
+    compared with the binary it starts; and the sentence for a missing
+    platform package."""
+    caches = os.path.join(home.home, ".npm", "_npx")
+    folders = [os.path.join(caches, d, "node_modules") for d in os.listdir(caches)] if os.path.isdir(caches) else []
+    launcher = next((os.path.join(f, "resmon-mcp", "bin", "resmon-mcp.js") for f in folders
+                     if os.path.isfile(os.path.join(f, "resmon-mcp", "bin", "resmon-mcp.js"))), None)
+    binary = next((os.path.join(f, name, "bin", "resmon-mcp") for f in folders if os.path.isdir(f)
+                   for name in os.listdir(f) if name.startswith("resmon-mcp-")), None)
+    if not tally.check(launcher is not None and binary is not None and os.access(binary, os.X_OK),
+                       "npx installed the launcher and this platform's package, its binary executable",
+                       f"found {folders}"):
+        return
+    installed = sorted(name for f in folders for name in os.listdir(f) if name.startswith("resmon-mcp"))
+    with open(os.path.join(os.path.dirname(launcher), "..", "package.json")) as f:
+        named = sorted(json.load(f).get("optionalDependencies") or {})
+    tally.check(installed == ["resmon-mcp", "resmon-mcp-linux-x64"],
+                f"of the {len(named)} platform packages the launcher names ({', '.join(named)}), npm installed "
+                "only this platform's", f"installed {installed}")
+    call = ["call", "no_such_tool", "{}"]
+    through, _ = run([*NPX, *call], home)
+    direct, _ = run([binary, *call], home)
+    tally.check(through.returncode == direct.returncode != 0 and through.stderr == direct.stderr
+                and through.stdout == direct.stdout,
+                f"npx -y resmon-mcp {' '.join(call)}: the arguments, output and exit code "
+                f"({direct.returncode}) are the binary's own",
+                f"through npx: exit {through.returncode} {through.stderr[-300:]!r}; "
+                f"direct: exit {direct.returncode} {direct.stderr[-300:]!r}")
+    # SIGTERM to the launcher (a harness stopping its server): the binary
+    # gets it, and the launcher ends by the same signal.
+    proc = subprocess.Popen(["node", launcher], env=home.env, cwd=home.project, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = None
+    deadline = time.monotonic() + 20
+    while child is None and time.monotonic() < deadline and proc.poll() is None:
+        child, _, _ = server_process(proc.pid)
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        code = proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        code = proc.wait()
+    gone = child is not None and not os.path.exists(f"/proc/{child}")
+    tally.check(child is not None and gone and code == -signal.SIGTERM,
+                "SIGTERM to the npm launcher reaches the binary, and the launcher ends by SIGTERM too",
+                f"binary pid {child}, gone {gone}, launcher exit {code}")
+    # Optional dependencies turned off: the launcher says which package is missing.
+    project = os.path.join(home.home, "omitted")
+    os.makedirs(project)
+    installed, _ = run(["npm", "install", "--omit=optional", "--no-audit", "--no-fund", "resmon-mcp"], home,
+                       cwd=project)
+    started, _ = run([os.path.join(project, "node_modules", ".bin", "resmon-mcp"), "--version"], home, cwd=project)
+    sentence = started.stderr.strip()
+    package = f"resmon-mcp-linux-x64@{version}"
+    tally.check(installed.returncode == 0 and started.returncode == 1 and package in sentence
+                and len(sentence.splitlines()) == 1 and sentence.count(". ") == 0,
+                f"installed without optional dependencies, the launcher names the missing {package} in one sentence",
+                f"npm install exit {installed.returncode}; launcher exit {started.returncode}: {sentence!r}")
+    print(f"# without its platform package: {sentence}", flush=True)
+
+
+def uv_checks(tally: Tally, make_home, version: str, timings: dict) -> None:
+    with make_home("uvx-version") as home:
+        done, took = run([*UVX, "--version"], home)
+        timings["uvx --version"] = took
+        tally.check(done.returncode == 0 and done.stdout.startswith(f"resmon-mcp {version}"),
+                    f"uvx resmon-mcp --version, from nothing, prints resmon-mcp {version} ({took:.2f} s)",
+                    f"exit {done.returncode}: {done.stdout[-400:]} {done.stderr[-800:]}")
+        call = ["call", "no_such_tool", "{}"]
+        through, _ = run([*UVX, *call], home)
+        tally.check(through.returncode == 2 and "no_such_tool" in through.stderr,
+                    "uvx resmon-mcp call no_such_tool {}: the binary's exit code (2) and sentence come through",
+                    f"exit {through.returncode}: {through.stderr[-300:]!r}")
+    with make_home("uvx-session") as home:
+        environment = session_check(tally, "uvx", UVX, home, timings)
+        tally.check("RESMON_MCP_LAUNCHER" not in environment,
+                    "uvx starts the binary itself: no launcher variable (the server tells uv's cache by its path)",
+                    {k: v for k, v in environment.items() if k.startswith("RESMON_MCP")})
+
+
+def claude_checks(tally: Tally, args, make_home, always: set[str], lines: list[list[str]]) -> None:
+    with AnthropicStandin() as model:
+        for words in lines:
+            line, command = words[1:], words[words.index("--") + 1:]
+            claude = Claude(args.claude, model)
+            try:
+                with make_home(f"claude-{command[0]}", claude.home) as home:
+                    claude.env.update(home.env)
+                    added = claude.run(*line)
+                    entry = claude.server_entry()
+                    shown = "claude " + " ".join(line)
+                    tally.check(added.returncode == 0 and [entry.get("command"), *(entry.get("args") or [])] == command,
+                                f"{shown}: registers the command as typed",
+                                f"exit {added.returncode}, entry {entry}, {added.stderr[-400:]}")
+                    got = claude.run("mcp", "get", "resmon")
+                    tally.check(got.returncode == 0 and "Connected" in got.stdout,
+                                f"after `{shown}`, claude mcp get resmon shows Connected",
+                                f"exit {got.returncode}: {got.stdout[-600:]} {got.stderr[-300:]}")
+                    turns = [] if "health" in always else [[("ToolSearch", {"query": "select:mcp__resmon__health",
+                                                                             "max_results": 5})]]
+                    turns.append([("mcp__resmon__health", {})])
+                    talk = claude.prompt(turns, "--allowedTools", "mcp__resmon__health")
+                    seen = (talk.seen or [{}])[-1]
+                    text = json.dumps(seen.get("content"))
+                    tally.check(talk.ok(len(turns)) and not seen.get("is_error") and '\\"status\\"' in text
+                                and "ok" in text,
+                                f"after `{shown}`, Claude Code's own loop calls health and its model reads the answer",
+                                f"{talk.why()}; seen {brief(seen, 600)}")
+            finally:
+                claude.cleanup()
+        if model.errors():
+            tally.fail("the Messages stand-in answered every request", str(model.errors()[:3]))
+
+
+def codex_checks(tally: Tally, args, make_home, lines: list[list[str]]) -> None:
+    with ResponsesStandin() as model:
+        for words in lines:
+            line, command = words[1:], words[words.index("--") + 1:]
+            codex = Codex(args.codex, model)
+            try:
+                with make_home(f"codex-{command[0]}", codex.home) as home:
+                    codex.env.update(home.env)
+                    added = codex.run(*line)
+                    with open(codex.config_path) as f:
+                        block = f.read()
+                    entry = tomllib.loads(block).get("mcp_servers", {}).get("resmon", {})
+                    shown = "codex " + " ".join(line)
+                    tally.check(added.returncode == 0 and [entry.get("command"), *(entry.get("args") or [])] == command,
+                                f"{shown}: writes [mcp_servers.resmon] with command = \"{command[0]}\" and its "
+                                "arguments", f"exit {added.returncode}: {block!r} {added.stderr[-300:]}")
+                    codex.configure(block)
+                    done, seen = codex.exec([[("mcp__resmon__health", {})]])
+                    health = output_json((seen or [{}])[0].get("content")) if seen else None
+                    tally.check(done.returncode == 0 and isinstance(health, dict) and health.get("status") == "ok",
+                                f"after `{shown}`, codex exec calls health through it and its model reads the answer",
+                                f"exit {done.returncode}, saw {brief(seen, 600)}, stderr {done.stderr[-600:]}")
+            finally:
+                codex.cleanup()
+        if model.errors():
+            tally.fail("the Responses stand-in answered every request", str(model.errors()[:3]))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    for name in ("bundle", "work", "fake", "verdaccio", "pypi-server", "uv", "bin-dir", "claude", "codex",
+                 "version"):
+        parser.add_argument(f"--{name}", required=True)
+    args = parser.parse_args()
+    tally = Tally("install")
+    started = time.monotonic()
+    timings: dict[str, float] = {}
+    os.makedirs(args.work, exist_ok=True)
+    link_tools(args.bin_dir, {"uv": args.uv, "uvx": os.path.join(os.path.dirname(args.uv), "uvx")})
+    files = sorted(os.listdir(args.bundle))
+    repository = os.path.join(HERE, "..", "..")
+    lines = registration_lines(os.path.join(repository, "README.md"), README_SECTION)
+    packaged = registration_lines(os.path.join(repository, "bundle", "package-readme.md"), None)
+    commands = sorted({tuple(w[w.index("--") + 1:]) for w in lines if "--" in w})
+    tally.check(len(lines) == 4 and lines == packaged and commands == sorted({tuple(NPX), tuple(UVX)}),
+                "the README's registration lines (the npm and PyPI way for Claude Code and Codex) are the "
+                "package README's, and are the ones run below", f"README {lines}, package README {packaged}")
+    try:
+        with Verdaccio(args.work, args.verdaccio) as npm, PyPIServer(args.work, args.pypi_server) as pypi:
+            print(f"# verdaccio on {npm.url}, pypiserver on {pypi.url}", flush=True)
+            tarballs = [f for f in files if f.endswith(".tgz")]
+            # The platform packages first, so the launcher never names a missing one.
+            tarballs.sort(key=lambda name: name == f"resmon-mcp-{args.version}.tgz")
+            for tarball in tarballs:
+                done = npm.publish(os.path.join(args.bundle, tarball))
+                tally.check(done.returncode == 0, f"npm publish {tarball} to the loopback registry",
+                            f"exit {done.returncode}: {done.stdout[-300:]} {done.stderr[-600:]}")
+            wheels = [os.path.join(args.bundle, f) for f in files if f.endswith(".whl")]
+            done = pypi.publish(args.uv, wheels)
+            tally.check(done.returncode == 0 and bool(wheels),
+                        f"uv publish of {len(wheels)} wheel(s) to the loopback index",
+                        f"exit {done.returncode}: {done.stdout[-300:]} {done.stderr[-600:]}")
+
+            def make_home(label: str, home_dir: str | None = None) -> Home:
+                home = Home(args.work, label, args.bin_dir, npm.url, pypi.index, args.fake)
+                if home_dir is not None:
+                    # A harness's own scratch home: give it the same configuration.
+                    for name in (".npmrc", os.path.join(".config", "uv", "uv.toml")):
+                        os.makedirs(os.path.dirname(os.path.join(home_dir, name)), exist_ok=True)
+                        os.replace(os.path.join(home.home, name), os.path.join(home_dir, name))
+                    home.home = home_dir
+                    home.state = os.path.join(home_dir, ".local", "state", "resmon")
+                    home.project = os.path.join(home_dir, "project")
+                return home
+
+            npm_checks(tally, args, make_home, args.version, timings)
+            uv_checks(tally, make_home, args.version, timings)
+            always = set()
+            with make_home("surface") as home:
+                session = Session(NPX, home)
+                always = {t["name"] for t in session.tools()
+                          if (t.get("_meta") or {}).get("anthropic/alwaysLoad") is True}
+                session.close()
+            claude_checks(tally, args, make_home, always, [w for w in lines if w[0] == "claude"])
+            codex_checks(tally, args, make_home, [w for w in lines if w[0] == "codex"])
+    except Exception as e:  # noqa: BLE001 - a crash of the driver is a failure, never a skip
+        tally.fail("driver", f"{type(e).__name__}: {e}")
+    for label, seconds in timings.items():
+        print(f"# time from nothing: {label}: {seconds:.3f} s", flush=True)
+    print(f"# install: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.1f} s", flush=True)
+    return 0 if tally.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
