@@ -23,7 +23,9 @@ use ureq::Agent;
 
 use self::exchange::Watch;
 pub(crate) use self::exchange::{Method, Offered, Reply, answered_before_failing};
-pub(crate) use self::refusal::{is_missing_route, is_outcome_unknown, status_error, status_line, success};
+pub(crate) use self::refusal::{
+    cut_short, is_missing_route, is_outcome_unknown, status_error, status_text, success,
+};
 use crate::discovery::{Candidate, Environment};
 use crate::error::{Code, ToolError};
 

@@ -17,8 +17,8 @@ mod offer;
 mod unsettled;
 
 use self::offer::{offer_refused, refused_offer};
-pub(crate) use self::unsettled::{is_outcome_unknown, status_line};
-use self::unsettled::{redirected, server_error};
+pub(crate) use self::unsettled::{cut_short, is_outcome_unknown, status_text};
+use self::unsettled::{own_sentence, redirected, server_error, with_own_fields};
 use super::exchange::Reply;
 use super::{Instance, route_template};
 use crate::discovery::Candidate;
@@ -120,17 +120,54 @@ fn release_name(version: Option<&str>) -> String {
     }
 }
 
+/// resmon's guard refusing a request for where it came from rather than
+/// what it asked: a 403 whose `detail.reason` is `host_refused` (the request
+/// named the port this server connected to, and resmon listens on another,
+/// so something forwards that port to it) or `origin_refused` (something on
+/// the way added an `Origin`, which this server never sends). Both mean this
+/// resmon cannot be reached as it was named: `backend_unavailable`.
+fn guard_refusal(reply: &Reply) -> Option<ToolError> {
+    if reply.status != 403 {
+        return None;
+    }
+    let reason = reply.json().ok()?.pointer("/detail/reason")?.as_str()?.to_string();
+    let why = match reason.as_str() {
+        "host_refused" => {
+            "it answers only requests addressed to the port it listens on itself, and this one was \
+             addressed to the port this server was given, so something forwards that port to resmon. \
+             Name resmon's own port instead (RESMON_PORT, or the port file it writes)"
+        }
+        "origin_refused" => {
+            "the request reached it with an Origin header, which this server never sends, so something \
+             between them changes requests. Point this server at resmon's own port on this computer"
+        }
+        _ => return None,
+    };
+    let error = ToolError::new(
+        Code::BackendUnavailable,
+        format!("resmon refused {} ({} {reason}): {why}.", reply.route, status_text(reply.status)),
+    )
+    .with_detail("status", json!(reply.status))
+    .with_detail("route", json!(reply.route));
+    Some(with_own_fields(error, reply))
+}
+
 /// 404 → not_found, unless the framework answered for a route this resmon
 /// lacks; 400/422 → whose mistake it was (contract-notes 17); 409/429 →
 /// conflict; 5xx (`server_error`) and 3xx (`redirected`) → upstream_error;
-/// other 4xx → internal_error. A 4xx's message is resmon's own when it gave
-/// a sentence, and otherwise names the status line and the route.
+/// the guard's 403 for a forwarded port or an added Origin →
+/// backend_unavailable (`guard_refusal`); other 4xx → internal_error. The
+/// message of a 400, 404, 409, 422 or 429 is resmon's own when it gave a
+/// sentence; every other names the status line and the route.
 pub(crate) fn status_error(reply: &Reply) -> ToolError {
     if is_missing_route(reply) {
         return missing_route(reply);
     }
     let status = reply.status;
-    let answered = format!("resmon answered {} with {}", reply.route, status_line(status));
+    if let Some(refused) = guard_refusal(reply) {
+        return refused;
+    }
+    let answered = format!("resmon answered {} with {}", reply.route, status_text(status));
     let (code, fallback) = match status {
         404 => (
             Code::NotFound,
@@ -145,18 +182,26 @@ pub(crate) fn status_error(reply: &Reply) -> ToolError {
         _ => (
             Code::InternalError,
             format!(
-                "{answered}: it refused a request this server built, which is a bug in resmon-mcp or a \
-                 sign that it and the app are from releases that do not match."
+                "{answered}{}: it refused a request this server built, which is a bug in resmon-mcp or a \
+                 sign that it and the app are from releases that do not match.",
+                own_sentence(reply).map(|sentence| format!(" and said \"{sentence}\"")).unwrap_or_default()
             ),
         ),
     };
+    // Only the codes whose sentence resmon words for the caller (a record
+    // not found, arguments refused, a conflict) take its sentence alone.
+    let own_alone = matches!(status, 400 | 404 | 409 | 422 | 429);
     let body = if is_json(reply) { reply.json().ok() } else { None };
     let detail = body.as_ref().and_then(|body| body.get("detail"));
     let sentence = match detail {
         Some(Value::String(sentence)) if !sentence.trim().is_empty() => Some(sentence.clone()),
         _ => None,
     };
-    let mut error = ToolError::new(code, sentence.clone().unwrap_or(fallback))
+    let message = match &sentence {
+        Some(sentence) if own_alone => sentence.clone(),
+        _ => fallback,
+    };
+    let mut error = ToolError::new(code, message)
         .with_detail("status", json!(status))
         .with_detail("route", json!(reply.route));
     let mut problem_fields = Vec::new();
@@ -169,13 +214,7 @@ pub(crate) fn status_error(reply: &Reply) -> ToolError {
                 .collect();
             error = error.with_detail("problems", Value::Array(problems));
         }
-        Some(Value::Object(object)) => {
-            for key in ["reason", "code", "message"] {
-                if let Some(value) = object.get(key).filter(|value| value.is_string()) {
-                    error = error.with_detail(key, value.clone());
-                }
-            }
-        }
+        Some(Value::Object(_)) => error = with_own_fields(error, reply),
         _ => (),
     }
     if matches!(status, 400 | 422) {

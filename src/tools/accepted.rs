@@ -3,8 +3,10 @@
 //! after it (the body breaks off or stalls, it is not JSON, it has another
 //! shape, the read-back fails) is said as what resmon did first, then what
 //! went wrong, then whether the call may be repeated. It is never said as if
-//! nothing happened, and never with `outcome_unknown`, which is only for a
-//! write that got no status line at all (backend/exchange/failure.rs says so there).
+//! nothing happened, and never with `outcome_unknown`, which is for a write
+//! whose answer said neither acceptance nor refusal: no status line, only
+//! an interim one, a redirect or a 5xx (backend/refusal/unsettled.rs and
+//! backend/exchange/failure.rs word those).
 //!
 //! The seven writes send through [`send`] and build every error after
 //! acceptance with [`Accepted::fail`].
@@ -58,17 +60,18 @@ pub(crate) struct Accepted {
     contradicted: bool,
 }
 
-/// What sending a write came to, when a status line arrived.
+/// What sending a write came to, when a final status line said it was
+/// accepted or refused.
 pub(crate) enum Sent {
-    /// A 3xx or 4xx, its body read whole: nothing was accepted (a 3xx is
-    /// said by `backend::status_error` as an outcome not known).
+    /// A 4xx, its body read whole: resmon refused, so nothing was done.
     Refused(Reply),
     Accepted(Accepted),
 }
 
-/// Sends one write. A failure before any status line is the backend's own
-/// error (with `outcome_unknown` where the request went out), and so is a
-/// 5xx, which leaves the outcome unknown as well.
+/// Sends one write. Every answer that leaves the outcome unknown is an
+/// error with `outcome_unknown` (contract-notes 26): no status line, only an
+/// interim one, a redirect (3xx) or a 5xx, whether its body arrived whole
+/// or not. A 4xx whose body did not arrive is still a refusal, said as one.
 pub(crate) fn send(
     backend: &mut Backend,
     act: Act,
@@ -80,14 +83,17 @@ pub(crate) fn send(
     let route = format!("{} {path}", method.as_str());
     backend.expect_write(act.write_check());
     let (status, body) = match backend.send(method, path, &[], body) {
-        // A 5xx does not say whether the work was done: said as an outcome
-        // not known, with the read that tells (contract-notes 26).
-        Ok(reply) if reply.status >= 500 => return Err(backend::status_error(&reply)),
+        // A redirect or a 5xx does not say whether the work was done: said
+        // as an outcome not known, with the read that tells.
+        Ok(reply) if (300..400).contains(&reply.status) || reply.status >= 500 => {
+            return Err(backend::status_error(&reply));
+        }
         Ok(reply) if !reply.is_success() => return Ok(Sent::Refused(reply)),
         Ok(reply) => (reply.status, Ok(reply)),
         Err(error) => match backend::answered_before_failing(&error, &route) {
             Some(status) if (200..300).contains(&status) => (status, Err(error)),
-            _ => return Err(error),
+            Some(status) => return Err(backend::cut_short(status, error, &act.write_check())),
+            None => return Err(error),
         },
     };
     Ok(Sent::Accepted(Accepted { act, route, status, id_key, id: None, body, contradicted: false }))

@@ -112,8 +112,9 @@ fn expected(fault: &str, tool: &str, scope: Scope) -> Expect {
         "ResetMidBody" | "LyingContentLength" | "Html500" | "Redirect" | "Oversize" => {
             Error("upstream_error")
         }
-        // The guard refused the Host this server sent: a request it built wrongly.
-        "HostRefused" => Error("internal_error"),
+        // The guard refused the Host this server sent, which names the port
+        // it was given: that port is forwarded to resmon from another.
+        "HostRefused" => Error("backend_unavailable"),
         // routine 8 was started by this job's after-discovery row, so the
         // second start is refused, which is the right answer.
         "EchoToken" if tool == "run_routine" && scope == Scope::WriteRequest => Error("conflict"),

@@ -66,7 +66,13 @@ fn cases(runtime_id: &str) -> Vec<Case> {
             code: "internal_error",
             tool: "list_routines",
             arguments: json!({}),
-            arrange: |fake| fake.set_fault_for("GET", "/api/routines", Fault::HostRefused),
+            arrange: |fake| {
+                fake.set_fault_for(
+                    "GET",
+                    "/api/routines",
+                    Fault::Status(413, r#"{"detail": "too big"}"#.into()),
+                )
+            },
         },
         Case {
             code: "instance_mismatch",

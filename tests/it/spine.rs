@@ -317,7 +317,8 @@ fn faults_become_structured_errors_and_never_leak_the_token_or_the_body() {
         (Fault::ResetMidBody, "upstream_error"),
         (Fault::LyingContentLength, "upstream_error"),
         (Fault::Oversize, "upstream_error"),
-        (Fault::HostRefused, "internal_error"),
+        (Fault::HostRefused, "backend_unavailable"),
+        (Fault::Status(413, r#"{"detail": "too big"}"#.into()), "internal_error"),
     ];
     for (fault, code) in cases {
         fake.set_fault(fault.clone());

@@ -124,7 +124,10 @@ fn a_write_stored_and_answered_with_a_server_error_is_an_outcome_not_known() {
             assert!(!text.to_lowercase().contains("try again"), "{case}: {text}");
             assert!(!text.contains("internal error"), "{case}: {text}");
             if content_type == "application/json" {
-                assert!(text.contains("and said: database is locked"), "{case}: {text}");
+                assert!(
+                    text.contains("and said \"database is locked\", which does not say"),
+                    "{case}: {text}"
+                );
             } else if !body.is_empty() && !line.contains(body) {
                 assert!(!text.contains(body), "the body is never repeated: {case}: {text}");
             }
@@ -176,12 +179,13 @@ fn a_settings_write_answered_500_after_saving_reads_back_and_says_it_is_done() {
     let text = message(&error);
     assert!(
         text.starts_with(
-            "resmon saved the change to the ai settings: reading the group back shows every value asked \
-             for in place, although it answered PUT /api/settings/ai with 500 Internal Server Error."
+            "The ai settings now hold every value asked for (read back just now), although resmon answered \
+             PUT /api/settings/ai with 500 Internal Server Error."
         ),
         "{text}"
     );
     assert!(text.contains("repeating the call is not needed"), "{text}");
+    assert!(!text.contains("resmon saved"), "a save nobody saw is not claimed: {text}");
     assert_eq!(error["detail"]["applied"], json!(true), "{error}");
     assert!(error["detail"].get("outcome_unknown").is_none(), "{error}");
     assert_eq!(
@@ -206,7 +210,7 @@ fn a_settings_write_answered_5xx_tells_each_key_as_the_read_back_shows_it() {
     fake.set_fault_for("PUT", "/api/settings/ai", Fault::Status(503, String::new()));
     let error = settings_call(&mut session, "synthetic-model-2");
     let text = message(&error);
-    assert!(text.starts_with("resmon does not appear to have saved the change to the ai settings: it answered PUT /api/settings/ai with 503 Service Unavailable, and reading the group back shows `ai_model` unchanged."), "{text}");
+    assert!(text.starts_with("resmon does not appear to have saved the change to the ai settings: resmon answered PUT /api/settings/ai with 503 Service Unavailable, and reading the group back shows `ai_model` unchanged."), "{text}");
     assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
     assert_eq!(error["detail"]["read_back"]["ai_model"]["state"], json!("unchanged"), "{error}");
     assert_eq!(error["detail"]["read_back"]["ai_model"]["now"], json!(before), "{error}");
@@ -225,6 +229,11 @@ fn a_settings_write_answered_5xx_tells_each_key_as_the_read_back_shows_it() {
         "{error}"
     );
     assert!(message(&error).contains("`ai_model` holding another value"), "{error}");
+    assert!(
+        message(&error)
+            .starts_with("resmon may have saved the change to the ai settings, in part or in another form"),
+        "{error}"
+    );
     fake.state().settings_side_effects.clear();
 
     // The read-back fails too: nothing is known of the group now.
@@ -233,7 +242,7 @@ fn a_settings_write_answered_5xx_tells_each_key_as_the_read_back_shows_it() {
     fake.set_fault_after("GET", "/api/settings/ai", 1, Fault::Status(500, String::new()));
     let error = settings_call(&mut session, "claude-opus-4-1");
     let text = message(&error);
-    assert!(text.starts_with("resmon may have saved the change to the ai settings: it answered PUT /api/settings/ai with 500 Internal Server Error, and reading the group back failed as well"), "{text}");
+    assert!(text.starts_with("resmon may have saved the change to the ai settings: resmon answered PUT /api/settings/ai with 500 Internal Server Error, and reading the group back failed as well"), "{text}");
     assert!(
         text.contains("Check the settings in the resmon app before calling update_settings again"),
         "{text}"
@@ -254,8 +263,8 @@ fn a_settings_write_answered_5xx_tells_each_key_as_the_read_back_shows_it() {
     assert_eq!(error["error"], "backend_unavailable", "{error}");
     assert!(
         message(&error).starts_with(
-            "resmon does not appear to have saved the change to the ai settings: no status of its answer to \
-             PUT /api/settings/ai was read"
+            "resmon does not appear to have saved the change to the ai settings: no status of resmon's answer \
+             to PUT /api/settings/ai was read"
         ),
         "{error}"
     );
@@ -282,4 +291,87 @@ fn a_create_whose_read_back_is_answered_5xx_stays_applied() {
     );
     assert_eq!(error["detail"]["applied"], json!(true), "{error}");
     assert!(error["detail"].get("outcome_unknown").is_none(), "{error}");
+}
+
+/// A write's status line that leaves the outcome unknown (a 5xx, a
+/// redirect) is enough: the rest of the answer breaking off or stalling
+/// after it does not turn the answer into a plain failure that invites a
+/// retry. A 4xx cut short is still a refusal, and says so.
+#[test]
+fn a_write_whose_5xx_or_redirect_head_is_cut_short_is_still_an_outcome_not_known() {
+    let head = |line: &str| {
+        format!("HTTP/1.1 {line}\r\nContent-Type: application/json\r\nContent-Length: 80\r\n\r\n{{")
+    };
+    let cases = [
+        (
+            head("500 Internal Server Error"),
+            Fault::Hang,
+            "500 Internal Server Error, and the rest of its answer did not arrive before this call's deadline.",
+        ),
+        (
+            head("502 Bad Gateway"),
+            Fault::CloseWithoutAnswer,
+            "502 Bad Gateway, and the connection closed before the rest of its answer arrived.",
+        ),
+        (
+            head("303 See Other"),
+            Fault::CloseWithoutAnswer,
+            "303 See Other, and the connection closed before the rest of its answer arrived.",
+        ),
+    ];
+    for (first, then, said) in cases {
+        let fake = start_fake();
+        let mut session = Session::initialized(&env_for(&fake));
+        fake.set_fault_for("POST", "/api/routines", Fault::Preceded(first.clone(), Box::new(then)));
+        let error = tool_error(&session.call("create_routine", serde_json::from_str(ROUTINE).unwrap()));
+        let text = message(&error);
+        assert!(
+            text.starts_with(&format!(
+                "resmon may have created a routine: it answered POST /api/routines with {said}"
+            )),
+            "{first:?}: {text}"
+        );
+        assert!(text.contains("list_routines shows whether it did"), "{text}");
+        assert!(!text.to_lowercase().contains("try again"), "{text}");
+        assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+        assert_eq!(fake.requests_to("POST", "/api/routines").len(), 1);
+    }
+    // A refusal's head is a refusal, whatever became of its body.
+    let fake = start_fake();
+    let mut session = Session::initialized(&env_for(&fake));
+    fake.set_fault_for(
+        "POST",
+        "/api/routines/8/run",
+        Fault::Preceded(head("409 Conflict"), Box::new(Fault::CloseWithoutAnswer)),
+    );
+    let error = tool_error(&session.call("run_routine", json!({"routine_id": 8})));
+    assert!(
+        message(&error).starts_with("resmon refused POST /api/routines/8/run with 409 Conflict, so it did nothing, but the connection closed"),
+        "{error}"
+    );
+    assert!(error["detail"].get("outcome_unknown").is_none(), "{error}");
+}
+
+/// update_settings reads its group back after every answer that leaves the
+/// outcome unknown: a redirect, and a 5xx head whose body never came.
+#[test]
+fn a_settings_write_answered_with_a_redirect_or_a_cut_short_5xx_reads_the_group_back() {
+    let fake = start_fake();
+    let mut session = Session::initialized(&env_for(&fake));
+    fake.set_fault_for("PUT", "/api/settings/ai", Fault::RedirectTo(307, "/x?token=abc".into(), "{}".into()));
+    let error = settings_call(&mut session, "synthetic-model-2");
+    // The fake's redirect comes after the work: the group holds the value.
+    assert_eq!(error["detail"]["read_back"]["ai_model"]["state"], json!("set"), "{error}");
+    assert!(
+        message(&error).contains("resmon answered PUT /api/settings/ai with 307 Temporary Redirect"),
+        "{error}"
+    );
+    assert_eq!(fake.requests_to("GET", "/api/settings/ai").len(), 2, "read before and after");
+
+    fake.clear_faults();
+    let head = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 80\r\n\r\n{".to_string();
+    fake.set_fault_for("PUT", "/api/settings/ai", Fault::Preceded(head, Box::new(Fault::CloseWithoutAnswer)));
+    let error = settings_call(&mut session, "synthetic-model-3");
+    assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+    assert_eq!(error["detail"]["read_back"]["ai_model"]["state"], json!("unchanged"), "{error}");
 }

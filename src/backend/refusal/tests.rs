@@ -199,7 +199,7 @@ fn a_server_error_is_said_as_its_status_line_and_route() {
     let own = status_error(&reply(500, "application/json", r#"{"detail": "database is locked"}"#));
     assert!(
         own.message.starts_with(
-            "resmon answered GET /api/routines/7 with 500 Internal Server Error and said: database is locked;"
+            "resmon answered GET /api/routines/7 with 500 Internal Server Error and said \"database is locked\", so"
         ),
         "{}",
         own.message

@@ -9,6 +9,7 @@
 use serde_json::{Value, json};
 
 use super::is_json;
+use crate::backend::WriteCheck;
 use crate::backend::exchange::Reply;
 use crate::error::{Code, ToolError};
 
@@ -66,29 +67,67 @@ pub(super) fn redirected(reply: &Reply) -> ToolError {
 /// was not), so the answer opens with what resmon may have done, carries
 /// `outcome_unknown`, and names the read that tells (contract-notes 26).
 pub(super) fn server_error(reply: &Reply) -> ToolError {
-    let said = own_sentence(reply).map(|sentence| format!(" and said: {sentence}")).unwrap_or_default();
-    let answered = format!("{} with {}{said}", reply.route, status_line(reply.status));
+    let said = own_sentence(reply).map(|sentence| format!(" and said \"{sentence}\"")).unwrap_or_default();
+    let answered = format!("{} with {}{said}", reply.route, status_text(reply.status));
     let error = match &reply.write {
         None => ToolError::new(
             Code::UpstreamError,
             format!(
-                "resmon answered {answered}{}, so nothing of its answer was used. If it keeps \
-                 happening, restarting the resmon app may help.",
-                if said.is_empty() { "" } else { ";" }
+                "resmon answered {answered}, so nothing of its answer was used. If it keeps happening, \
+                 restarting the resmon app may help."
             ),
         ),
         Some(check) => ToolError::new(
             Code::UpstreamError,
             format!(
-                "resmon may have {}: it answered {answered}{}, which does not say whether it was done. {}",
-                check.would_have,
-                if said.is_empty() { "" } else { ";" },
-                check.check
+                "resmon may have {}: it answered {answered}, which does not say whether it was done. {}",
+                check.would_have, check.check
             ),
         )
         .with_detail("outcome_unknown", json!(true)),
     };
-    let mut error = error.with_detail("status", json!(reply.status)).with_detail("route", json!(reply.route));
+    let error = error.with_detail("status", json!(reply.status)).with_detail("route", json!(reply.route));
+    with_own_fields(error, reply)
+}
+
+/// A write whose final status line arrived and whose answer then did not
+/// (it broke off, stalled past the deadline, was reset or too large):
+/// `error` says what became of the rest. A 3xx or 5xx status leaves the
+/// outcome unknown as a whole answer of that status does, so the answer
+/// opens the same way and names the read that tells; a 4xx is a refusal
+/// whatever followed it, so it says that nothing was done. (A 2xx is
+/// acceptance, which the write's own rule words.)
+pub(crate) fn cut_short(status: u16, error: ToolError, check: &WriteCheck) -> ToolError {
+    let route = error.detail.get("route").and_then(Value::as_str).unwrap_or_default().to_string();
+    let rest = match error.detail.get("body_unread").and_then(Value::as_str) {
+        Some("timed_out") => "the rest of its answer did not arrive before this call's deadline",
+        Some("too_large") => "the rest of its answer was larger than this server reads",
+        Some("reset") => "the connection was then reset",
+        Some("malformed") => "the rest of its answer was not valid HTTP",
+        _ => "the connection closed before the rest of its answer arrived",
+    };
+    let line = status_text(status);
+    let message = if (400..500).contains(&status) {
+        format!(
+            "resmon refused {route} with {line}, so it did nothing, but {rest}, so its reason was not read."
+        )
+    } else {
+        format!(
+            "resmon may have {}: it answered {route} with {line}, and {rest}. {}",
+            check.would_have, check.check
+        )
+    };
+    let unknown = !(400..500).contains(&status);
+    let mut out = ToolError::new(error.code, message).merged(error);
+    if unknown {
+        out = out.with_detail("outcome_unknown", json!(true));
+    }
+    out
+}
+
+/// The machine-readable fields of resmon's own error body (`reason`,
+/// `code`, `message` of a `detail` object) added to an error about it.
+pub(super) fn with_own_fields(mut error: ToolError, reply: &Reply) -> ToolError {
     if let Some(Value::Object(object)) = own_detail(reply) {
         for key in ["reason", "code", "message"] {
             if let Some(value) = object.get(key).filter(|value| value.is_string()) {
@@ -114,7 +153,7 @@ fn own_detail(reply: &Reply) -> Option<Value> {
 
 /// resmon's own sentence in its error body: its `detail` when that is
 /// text, or the `message` of a `detail` object.
-fn own_sentence(reply: &Reply) -> Option<String> {
+pub(super) fn own_sentence(reply: &Reply) -> Option<String> {
     let detail = own_detail(reply)?;
     let sentence = match &detail {
         Value::String(sentence) => sentence,
@@ -127,7 +166,7 @@ fn own_sentence(reply: &Reply) -> Option<String> {
 
 /// A status as its line names it: the code and its standard reason phrase
 /// ("503 Service Unavailable"), or the code alone for one without a name.
-pub(crate) fn status_line(status: u16) -> String {
+pub(crate) fn status_text(status: u16) -> String {
     match ureq::http::StatusCode::from_u16(status).ok().and_then(|code| code.canonical_reason()) {
         Some(reason) => format!("{status} {reason}"),
         None => status.to_string(),

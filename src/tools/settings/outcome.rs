@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::diff::changes;
 use super::{echoed, quoted_list, read_group, shown};
-use crate::backend::{Backend, is_outcome_unknown, status_line};
+use crate::backend::{Backend, is_outcome_unknown, status_text};
 use crate::error::{ToolError, first_sentence};
 
 /// What the write asked for, and the group as it was read before it.
@@ -69,6 +69,7 @@ pub(super) fn read_back(backend: &mut Backend, asked: &Asked, error: ToolError) 
         .collect();
     let went_wrong = went_wrong(&error, asked.path);
     let group = asked.group;
+    let has = |wanted: State| states.iter().any(|(_, state, _)| *state == wanted);
     let (message, done) = match &after {
         Err(failure) => (
             format!(
@@ -79,30 +80,31 @@ pub(super) fn read_back(backend: &mut Backend, asked: &Asked, error: ToolError) 
             ),
             false,
         ),
+        // Whether resmon wrote them or they were so already, the group
+        // holds what was asked: that is what is said, and no more.
         Ok(_) if states.iter().all(|(_, state, _)| *state == State::Set) => (
             format!(
-                "resmon saved the change to the {group} settings: reading the group back shows every \
-                 value asked for in place, although {went_wrong}. It is done, and repeating the call is \
-                 not needed."
+                "The {group} settings now hold every value asked for (read back just now), although \
+                 {went_wrong}. Nothing more needs doing, and repeating the call is not needed."
             ),
             true,
         ),
-        Ok(_) => {
-            let any_set = states.iter().any(|(_, state, _)| *state == State::Set);
-            (
-                format!(
-                    "{}: {went_wrong}, and reading the group back shows {}. `detail.read_back` has each \
-                     key's value now; call update_settings again only for what is not as asked.",
-                    if any_set {
-                        format!("resmon may have saved part of the change to the {group} settings")
-                    } else {
-                        format!("resmon does not appear to have saved the change to the {group} settings")
-                    },
-                    key_summary(&states)
-                ),
-                false,
-            )
-        }
+        Ok(_) => (
+            format!(
+                "{}: {went_wrong}, and reading the group back shows {}. `detail.read_back` has each \
+                 key's value now: a key `unchanged` was not saved, and one holding another value may be \
+                 resmon's own form of what was asked or another writer's, so check it before asking again.",
+                if has(State::Set) || has(State::Other) {
+                    format!(
+                        "resmon may have saved the change to the {group} settings, in part or in another form"
+                    )
+                } else {
+                    format!("resmon does not appear to have saved the change to the {group} settings")
+                },
+                key_summary(&states)
+            ),
+            false,
+        ),
     };
     // The code of what went wrong stays: a lost connection is still
     // backend_unavailable, a 5xx upstream_error.
@@ -144,8 +146,8 @@ fn state_of(now: Option<&Value>, asked: &Value, before: Option<&Value>) -> State
 fn went_wrong(error: &ToolError, path: &str) -> String {
     let route = format!("PUT {path}");
     match error.detail.get("status").and_then(Value::as_u64).and_then(|status| u16::try_from(status).ok()) {
-        Some(status) => format!("it answered {route} with {}", status_line(status)),
-        None => format!("no status of its answer to {route} was read"),
+        Some(status) => format!("resmon answered {route} with {}", status_text(status)),
+        None => format!("no status of resmon's answer to {route} was read"),
     }
 }
 
