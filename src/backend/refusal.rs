@@ -251,11 +251,15 @@ fn last_name(path: &str) -> &str {
     path.rsplit('.').next().unwrap_or(path)
 }
 
-/// Routes whose request body is built from the caller's arguments alone, so
-/// that resmon's 400 sentence about it is about what the caller asked for:
-/// the contract has POST /api/routines answer a bad `entity` with a 400 that
-/// this server surfaces as invalid_argument ("Watch profiles and the basis
-/// of a match"), and the other creates and the settings write are alike.
+/// Routes whose request body carries the caller's arguments, beside fields
+/// this server fills in that the request names (`Reply::server_chosen`), so
+/// that a 400 sentence there naming none of this server's fields is about
+/// what the caller asked for: the contract has POST /api/routines answer a
+/// bad `entity` with a 400 that this server surfaces as invalid_argument
+/// ("Watch profiles and the basis of a match"), and the other create, the
+/// one-off search, the export and the settings write are alike. Matched as
+/// whole routes (the settings write for any group): a route under one of
+/// these paths, such as a routine's run, carries no body of the caller's.
 const CALLER_BODY_ROUTES: [&str; 5] = [
     "POST /api/routines",
     "POST /api/profiles",
@@ -296,7 +300,12 @@ fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: O
     };
     let callers_body = sentence.is_some()
         && fields.is_empty()
-        && CALLER_BODY_ROUTES.iter().any(|route| reply.route.starts_with(route));
+        && CALLER_BODY_ROUTES.iter().any(|route| match route.strip_suffix('/') {
+            Some(prefix) => reply.route.strip_prefix(prefix).is_some_and(|rest| {
+                rest.strip_prefix('/').is_some_and(|group| !group.is_empty() && !group.contains('/'))
+            }),
+            None => reply.route == *route,
+        });
     let only_callers = if fields.is_empty() {
         named_choices.is_empty() && (!named_callers.is_empty() || callers_body)
     } else {

@@ -153,8 +153,10 @@ fn run_sweep(backend: &mut Backend, args: &Args) -> ToolResult {
     Ok(json!({"execution_id": execution_id, "duplicate": duplicate, "detail": detail}))
 }
 
-/// The route's own field names (`repositories`, not `sources`); optional
-/// fields are sent only when given so resmon's defaults stay resmon's.
+/// The route's own field names (`repositories`, not `sources`). The dates
+/// and `ai_enabled` are sent only when given, so resmon's defaults stay
+/// resmon's; `max_results` is always sent, this server's smaller default
+/// when none is given (a field this server chose, contract-notes 17).
 fn sweep_body(args: &Args) -> Result<Value, ToolError> {
     let query = args.required_str("query")?;
     if query.trim().is_empty() {

@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 
 use resmon_mcp::settings_policy as policy;
 
+use crate::fake_backend::Fault;
+
 use crate::harness::{Fake, Session, WRITE_TOOLS, cli_call, env_for, start_fake, structured, tool_error};
 
 // ------------------------------------------------------------------ helpers
@@ -1096,4 +1098,38 @@ fn the_write_tools_declare_honest_hints() {
     ] {
         assert!(!hint(name, "destructiveHint"), "{name}");
     }
+}
+
+/// A run or a switch sends no body: resmon's 400 there, with a sentence
+/// that names nothing of the call, is not blamed on the caller, although
+/// its path starts like the create's (contract-notes 17).
+#[test]
+fn an_unexplained_400_to_a_bodiless_write_blames_no_argument() {
+    for (path, tool) in [
+        ("/api/routines/8/run", "run_routine"),
+        ("/api/routines/8/activate", "activate_routine"),
+        ("/api/routines/8/deactivate", "deactivate_routine"),
+    ] {
+        let mut bench = bench();
+        bench.fake.set_fault_for(
+            "POST",
+            path,
+            Fault::Status(400, r#"{"detail": "Something is wrong."}"#.into()),
+        );
+        let error = tool_error(&bench.call(tool, json!({"routine_id": 8})));
+        assert_eq!(error["error"], "upstream_error", "{tool}: {error}");
+        assert!(error["message"].as_str().unwrap().contains("nothing shows that an argument"), "{error}");
+    }
+    // The create's own 400 with a sentence is still the caller's.
+    let mut bench = bench();
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines",
+        Fault::Status(400, r#"{"detail": "That profile does not exist."}"#.into()),
+    );
+    let error = tool_error(&bench.call(
+        "create_routine",
+        json!({"name": "R", "sources": ["arxiv"], "schedule": "0 8 * * 1", "entity": {"profile_id": 99, "mode": "new_papers"}}),
+    ));
+    assert_eq!(error["error"], "invalid_argument", "{error}");
 }
