@@ -49,6 +49,9 @@ pub(crate) struct Candidate {
     /// What named the port, for a sentence about a listener that has not
     /// yet shown it is resmon: "RESMON_PORT" or "the port file <path>".
     pub named_by: String,
+    /// Whether a port file named the port (rather than RESMON_PORT): a
+    /// resmon that restarts writes a new one, so it is worth reading again.
+    pub from_port_file: bool,
     pub token: String,
     pub token_path: PathBuf,
 }
@@ -73,7 +76,8 @@ pub(crate) fn find_candidate(env: &Environment, trace: &mut Trace) -> Result<Can
     })?;
     let token_path = state_dir.join(format!("api-token-{port}"));
     let token = read_token(env, port, &token_path, trace)?;
-    Ok(Candidate { port, named_by, token, token_path })
+    let from_port_file = env.port.is_none();
+    Ok(Candidate { port, named_by, from_port_file, token, token_path })
 }
 
 /// Whether the variables alone say which instance to use and where its

@@ -64,7 +64,9 @@ impl Backend {
     /// same port with a new token, and its guard refused before doing any
     /// work, so sending again to the rediscovered instance repeats nothing
     /// (contract-notes 18). A GET is also sent once more when the kept
-    /// connection it went out on was closed before any answer came.
+    /// connection it went out on was closed before any answer came, and any
+    /// request when nothing accepted a connection at the port a port file
+    /// named, once that file has been read again.
     pub(crate) fn send(
         &mut self,
         method: Method,
@@ -75,11 +77,32 @@ impl Backend {
         let route = format!("{} {path}", method.as_str());
         // With nothing left of the call, not even discovery is begun.
         self.check_deadline(Method::Get, &route)?;
-        let (instance, fresh) = self.instance()?;
+        let (mut instance, fresh) = self.instance()?;
         // The margin is judged when the request would go out, after any
         // discovery above has used its share of the call (contract-notes 4).
         self.check_deadline(method, &route)?;
         let reply = match self.exchange(&instance, method, path, query, body) {
+            // Nothing took the connection at the port a port file named when
+            // it was last read: a resmon that restarted writes a new one, so
+            // it is read again and the request, which went nowhere, is sent
+            // once to what it names now (contract-notes 18).
+            Err(error) if !fresh && !self.resent && instance.candidate.from_port_file && refused(&error) => {
+                self.resent = true;
+                self.instance = None;
+                redact::log(&format!(
+                    "{route}: nothing accepted a connection on port {}; reading the port file again",
+                    instance.candidate.port
+                ));
+                self.check_deadline(Method::Get, &route)?;
+                instance = self.instance()?.0;
+                if let Some(expected) = self.pinned.clone()
+                    && path != "/api/health"
+                {
+                    self.preflight(&instance, &expected)?;
+                }
+                self.check_deadline(method, &route)?;
+                self.exchange(&instance, method, path, query, body)
+            }
             // A GET that met a kept connection closed under it is sent once
             // more, on a new one, within the call's deadline: no answer came,
             // and a read repeats no work (contract-notes 18).
@@ -229,4 +252,10 @@ impl Backend {
             }
         }
     }
+}
+
+/// Whether an exchange failed because nothing accepted the connection: no
+/// byte of the request went anywhere.
+fn refused(error: &ToolError) -> bool {
+    error.detail.get("io").and_then(Value::as_str) == Some("ConnectionRefused")
 }

@@ -774,3 +774,37 @@ fn a_get_on_a_kept_connection_closed_under_it_is_sent_once_more_on_a_new_one() {
         assert_eq!(fake.requests_to("POST", path).len(), 1, "{tool}: {error}");
     }
 }
+
+// ------------------------------------------------------------------ resmon restarted on another port
+
+/// resmon restarted and its port file now names another port: a call that
+/// finds nothing on the port it cached reads the port file again and goes
+/// there once, a write included (nothing went to the old port), instead of
+/// saying resmon is not running while it is.
+#[test]
+fn a_resmon_restarted_on_another_port_is_found_again_through_its_port_file() {
+    let dir = TempDir::new();
+    let first = start_fake_at(dir.path());
+    let mut session = Session::initialized(&env_for(&first));
+    structured(&session.call("health", json!({})));
+    let old_port = first.port();
+    first.stop();
+    let second = start_fake_at(dir.path());
+    assert_ne!(second.port(), old_port);
+    let routines = structured(&session.call("list_routines", json!({}))).clone();
+    assert!(routines["routines"].is_array(), "{routines}");
+    assert_eq!(second.requests_to("GET", "/api/routines").len(), 1);
+
+    let old_port = second.port();
+    second.stop();
+    let third = start_fake_at(dir.path());
+    assert_ne!(third.port(), old_port);
+    structured(&session.call("activate_routine", json!({"routine_id": 8})));
+    assert_eq!(third.requests_to("POST", "/api/routines/8/activate").len(), 1, "sent once, to the new resmon");
+
+    // Stopped for good: the port file is gone, and the answer says so.
+    third.stop();
+    let error = tool_error(&session.call("list_routines", json!({})));
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    assert!(error["message"].as_str().unwrap().contains("not running"), "{error}");
+}
