@@ -94,7 +94,13 @@ impl Backend {
                     instance.candidate.port
                 ));
                 self.check_deadline(Method::Get, &route)?;
-                instance = self.instance()?.0;
+                // The file gone or naming nothing that answers: resmon is
+                // not running, which the first refusal already says, with
+                // the address that was tried.
+                instance = match self.instance() {
+                    Ok((found, _)) => found,
+                    Err(_) => return Err(error),
+                };
                 if let Some(expected) = self.pinned.clone()
                     && path != "/api/health"
                 {
