@@ -51,23 +51,16 @@ pub(crate) fn added_by_a_harness(key: &str) -> bool {
 }
 
 /// Refuses arguments whose text gave a key more than once: at the top, or
-/// inside an argument that is an open map of keys this server reads (its
-/// schema has `additionalProperties`: update_settings' `settings`). Any
-/// repetition, equal values included: JSON leaves a repeated name's meaning
-/// to each reader, so what a harness showed for confirmation and what would
-/// be sent could differ (contract-notes 30). An object argument with named
-/// properties (create_routine's `entity`) goes to resmon unexamined.
-pub fn refuse_repeats(schema: &Value, repeats: &Repeats) -> Result<(), ToolError> {
-    let open_map = |member: &str| {
-        schema
-            .get("properties")
-            .and_then(|properties| properties.get(member))
-            .and_then(|property| property.get("additionalProperties"))
-            .is_some_and(|more| *more != Value::Bool(false))
-    };
+/// inside an argument that is an object (update_settings' `settings`,
+/// create_routine's `entity`). Any repetition, equal values included: JSON
+/// leaves a repeated name's meaning to each reader, so what a harness showed
+/// for confirmation and what would be sent could differ (contract-notes
+/// 30). This reads the text, not what `entity` means: its values still go to
+/// resmon unexamined.
+pub fn refuse_repeats(repeats: &Repeats) -> Result<(), ToolError> {
     let mut repeated: Vec<(String, String, usize)> =
         repeats.keys.iter().map(|(key, values)| (key.clone(), String::new(), given_times(values))).collect();
-    for (member, keys) in repeats.inside.iter().filter(|(member, _)| open_map(member)) {
+    for (member, keys) in &repeats.inside {
         repeated.extend(keys.iter().map(|(key, values)| (key.clone(), member.clone(), given_times(values))));
     }
     let Some((key, within, times)) = repeated.first() else { return Ok(()) };

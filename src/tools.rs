@@ -236,7 +236,7 @@ fn answer(
     }
     // Before anything reads a value: which of two values a key given twice
     // holds is the question itself (contract-notes 30).
-    if let Err(error) = args::refuse_repeats(input_schema(index), repeats) {
+    if let Err(error) = args::refuse_repeats(repeats) {
         return Some(Err(error));
     }
     if let Some(error) = declined(tool, arguments) {
