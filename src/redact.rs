@@ -26,6 +26,11 @@ pub(crate) fn remember(token: &str) {
     }
 }
 
+/// The shortest piece of a token that is taken out when it appears on its
+/// own: resmon's answer might quote a token cut short, and 12 characters of
+/// URL-safe base64 (72 bits) do not turn up in other text by chance.
+const FRAGMENT: usize = 12;
+
 pub fn scrub(text: &str) -> Cow<'_, str> {
     let tokens = KNOWN_TOKENS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let mut out = Cow::Borrowed(text);
@@ -34,7 +39,47 @@ pub fn scrub(text: &str) -> Cow<'_, str> {
             out = Cow::Owned(out.replace(token.as_str(), REDACTED));
         }
     }
-    out
+    match without_fragments(&out, &tokens) {
+        Some(scrubbed) => Cow::Owned(scrubbed),
+        None => out,
+    }
+}
+
+/// `text` with every run of token characters that holds a piece of a known
+/// token (`FRAGMENT` characters or more) replaced; `None` when there is none.
+fn without_fragments(text: &str, tokens: &[String]) -> Option<String> {
+    if tokens.is_empty() {
+        return None;
+    }
+    let is_token_byte = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_';
+    let holds_fragment = |run: &[u8]| {
+        run.windows(FRAGMENT).any(|piece| {
+            tokens.iter().any(|token| token.as_bytes().windows(FRAGMENT).any(|part| part == piece))
+        })
+    };
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut start = 0;
+    while start < bytes.len() {
+        if !is_token_byte(bytes[start]) {
+            start += 1;
+            continue;
+        }
+        let end =
+            bytes[start..].iter().position(|byte| !is_token_byte(*byte)).map_or(bytes.len(), |at| start + at);
+        if end - start >= FRAGMENT && holds_fragment(&bytes[start..end]) {
+            let scrubbed = out.get_or_insert_with(String::new);
+            scrubbed.push_str(&text[copied..start]);
+            scrubbed.push_str(REDACTED);
+            copied = end;
+        }
+        start = end;
+    }
+    out.map(|mut scrubbed| {
+        scrubbed.push_str(&text[copied..]);
+        scrubbed
+    })
 }
 
 /// Writes one diagnostic line to stderr, scrubbed. Failures to write are
@@ -56,5 +101,20 @@ mod tests {
         remember(token);
         assert_eq!(scrub(&format!("a {token} b {token}")), "a [redacted] b [redacted]");
         assert_eq!(scrub("nothing secret"), "nothing secret");
+    }
+
+    /// A token cut short, or a piece of one inside a longer word, is taken
+    /// out with the run of token characters that holds it.
+    #[test]
+    fn a_piece_of_a_remembered_token_is_replaced_too() {
+        let token = "cGllY2Vvb2ZhdG9rZW5jdXRzaG9ydGZvcnRoZXRlc3Q";
+        remember(token);
+        assert_eq!(scrub(&format!("bad token {}…", &token[..30])), "bad token [redacted]…");
+        assert_eq!(scrub(&format!("x=abc{}def.", &token[10..24])), "x=[redacted].");
+        assert_eq!(scrub(&format!("short {}", &token[..11])), format!("short {}", &token[..11]));
+        assert_eq!(
+            scrub("get_execution_results and list_watch_profiles"),
+            "get_execution_results and list_watch_profiles"
+        );
     }
 }

@@ -12,22 +12,52 @@ use serde_json::{Value, json};
 use super::words_of;
 
 /// Last words that make a name hold a credential (`smtp_password`,
-/// `webhook_token`, `x-apikey`).
-const LAST_WORDS: [&str; 7] =
-    ["secret", "password", "passphrase", "credential", "credentials", "token", "apikey"];
+/// `webhook_token`, `x-apikey`, `client_secrets`, `smtp_passwd`). `tokens`
+/// is not one: `max_tokens` counts a model's tokens.
+const LAST_WORDS: [&str; 13] = [
+    "secret",
+    "secrets",
+    "password",
+    "passwords",
+    "passwd",
+    "pwd",
+    "passphrase",
+    "passphrases",
+    "credential",
+    "credentials",
+    "token",
+    "apikey",
+    "apikeys",
+];
 
 /// Last two words that make a name hold a credential (`openai_api_key`,
-/// `refreshToken`); `key` alone after another word is judged by its value.
-const LAST_TWO_WORDS: [[&str; 2]; 8] = [
+/// `refreshToken`, `api_keys`); `key` alone after another word is judged by
+/// its value.
+const LAST_TWO_WORDS: [[&str; 2]; 16] = [
     ["api", "key"],
+    ["api", "keys"],
     ["access", "key"],
+    ["access", "keys"],
     ["private", "key"],
+    ["private", "keys"],
     ["secret", "key"],
+    ["secret", "keys"],
     ["access", "token"],
+    ["access", "tokens"],
     ["refresh", "token"],
+    ["refresh", "tokens"],
     ["auth", "token"],
+    ["auth", "tokens"],
     ["bearer", "token"],
+    ["bearer", "tokens"],
 ];
+
+/// Last words that say only how a value is written down: a name ending in
+/// one is judged by the words before it, so `client_secret_b64`,
+/// `private_key_pem` and `openai_api_key_value` hold what `client_secret`,
+/// `private_key` and `openai_api_key` would.
+const FORM_WORDS: [&str; 12] =
+    ["value", "b64", "base64", "pem", "der", "hex", "raw", "enc", "encoded", "plain", "plaintext", "bytes"];
 
 /// Names that hold a credential when they are the whole name, one word.
 const WHOLE_NAMES: [&str; 5] = ["key", "token", "auth", "authorization", "bearer"];
@@ -76,7 +106,11 @@ fn holds_credential(key: &str, text: Option<&str>) -> bool {
     if !mentions_a_last_word(key) || IDENTIFIER_NAMES.iter().any(|name| key.eq_ignore_ascii_case(name)) {
         return false;
     }
-    let words: Vec<String> = words_of(key).collect();
+    let mut words: Vec<String> = words_of(key).collect();
+    // A word that says how the value is written adds nothing to what it is.
+    if words.len() > 1 && words.last().is_some_and(|last| FORM_WORDS.contains(&last.as_str())) {
+        words.pop();
+    }
     let (last, before) = match words.as_slice() {
         [] => return false,
         [.., before, last] => (last.as_str(), Some(before.as_str())),
@@ -104,7 +138,7 @@ fn mentions_a_last_word(key: &str) -> bool {
     if !key.is_ascii() {
         return true;
     }
-    ["key", "token", "secret", "password", "passphrase", "credential", "auth", "bearer"]
+    ["key", "token", "secret", "password", "passwd", "pwd", "passphrase", "credential", "auth", "bearer"]
         .iter()
         .any(|word| key.as_bytes().windows(word.len()).any(|part| part.eq_ignore_ascii_case(word.as_bytes())))
 }

