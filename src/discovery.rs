@@ -354,13 +354,17 @@ fn read_token(env: &Environment, port: u16, path: &Path, trace: &mut Trace) -> R
             if !folder.is_dir() {
                 context.push_str(&format!(" The folder {} does not exist either.", folder.display()));
             }
+            // The port file is there, so a resmon wrote it and has not
+            // stopped cleanly (a clean stop removes both files): the token
+            // most likely lives in another state folder. What was seen
+            // comes first, and no resmon is said to be there.
             Err(refusal(
                 format!(
-                    "Port {port} was named, but resmon published no token file at {}, so nothing \
-                     was sent to it.{context} {elsewhere} A resmon release older than the local-API \
-                     token publishes no token file at all; that resmon must be updated before this \
-                     server can use it. Otherwise start resmon, or restart it so that it writes its \
-                     token file, and try again.",
+                    "There is no token file for port {port} at {}, so nothing was sent to that port; the \
+                     port file that names it is there, which a resmon that stopped cleanly would have \
+                     removed.{context} {elsewhere} If resmon stopped without removing its port file, \
+                     start it again. A resmon release older than the local-API token publishes no token \
+                     file at all and must be updated before this server can use it.",
                     path.display()
                 ),
                 "absent",

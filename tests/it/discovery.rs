@@ -270,15 +270,21 @@ fn no_token_file_names_the_older_release_and_a_missing_folder() {
     let answer = refused(&env_for(&fake));
     assert_eq!(answer["detail"]["problem"], "absent");
     let text = message(&answer);
+    // What was seen first, and no resmon said to be there; the likeliest
+    // cause (a state folder elsewhere) before the rarer ones.
     assert!(
-        text.contains(&format!("resmon published no token file at {}", show(&fake.token_file()))),
+        text.starts_with(&format!(
+            "There is no token file for port {} at {}, so nothing was sent to that port",
+            fake.port(),
+            show(&fake.token_file())
+        )),
         "{text}"
     );
-    assert!(
-        text.contains("A resmon release older than the local-API token publishes no token file"),
-        "{text}"
-    );
-    assert!(text.contains("that resmon must be updated"), "{text}");
+    assert!(!text.contains("resmon published"), "{text}");
+    let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle:?} missing: {text}"));
+    assert!(at("set RESMON_STATE_DIR") < at("start it again"), "{text}");
+    assert!(at("start it again") < at("older than the local-API token"), "{text}");
+    assert!(text.contains("must be updated"), "{text}");
     assert!(!text.contains("does not exist either"), "the folder exists: {text}");
     let missing = fake.dir().join("no such folder");
     let vars = vars(&[("RESMON_PORT_FILE", show(&fake.port_file())), ("RESMON_STATE_DIR", show(&missing))]);

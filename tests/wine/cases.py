@@ -462,7 +462,7 @@ def main():
     os.makedirs(empty_state)
     refusal("no token file for the named port says an older resmon must be updated",
             exe(["call", "health", "{}"], {"RESMON_PORT_FILE": zb(fake.port_file), "RESMON_STATE_DIR": zb(empty_state)}),
-            "published no token file at", "older than the local-API token", "must be updated")
+            "There is no token file for port", "older than the local-API token", "must be updated")
     refusal("%LOCALAPPDATA% in an env value is named as not expanded, with the path written out",
             exe(["call", "health", "{}"], {"RESMON_PORT_FILE": zb(fake.port_file), "RESMON_STATE_DIR": "%LOCALAPPDATA%\\resmon"}),
             "%LOCALAPPDATA% was never expanded", f"Here that would be {local}\\resmon.")
