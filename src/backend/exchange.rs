@@ -171,8 +171,8 @@ impl Backend {
             Code::BackendUnavailable,
             format!(
                 "Only {:.2} s was left before this call's {} s deadline when {route} was due, less \
-                 than the {} s this server keeps for a write so that it is never cut off halfway, \
-                 so it was not sent and changed nothing. Call the tool again; if resmon answered \
+                 than the {} s this server keeps for a write so that its own deadline does not cut \
+                 the write off halfway, so it was not sent and changed nothing. Call the tool again; if resmon answered \
                  slowly, wait until it is less busy.",
                 left.as_secs_f32(),
                 self.request_timeout.as_secs_f32(),

@@ -250,15 +250,22 @@ impl Accepted {
     /// a number under another key is quoted as resmon's answer, never taken
     /// for the id.
     pub(crate) fn without_id(&self, object: &Map<String, Value>, expected: &str) -> ToolError {
+        // Every number, and whatever the route's own key held in its place
+        // (`"12"`, a list): quoted, never taken for the id.
+        let is_own_key = |key: &str| self.id_key == Some(key);
         let numbers: Map<String, Value> = object
             .iter()
-            .filter(|(key, value)| value.is_number() && !policy::answer_holds_credential(key, value))
+            .filter(|(key, value)| {
+                (value.is_number() || (is_own_key(key) && !value.is_null()))
+                    && !policy::answer_holds_credential(key, value)
+            })
             .map(|(key, value)| (key.clone(), value.clone()))
             .collect();
         let quoted = if numbers.is_empty() {
             String::new()
         } else {
-            let list: Vec<String> = numbers.iter().map(|(key, value)| format!("`{key}`: {value}")).collect();
+            let list: Vec<String> =
+                numbers.iter().map(|(key, value)| format!("`{key}`: {}", shown_value(value))).collect();
             format!(" (it gave {}, which this server does not take for it)", list.join(", "))
         };
         let mut error = self.fail(&format!("its answer did not carry {expected}{quoted}"), None);

@@ -87,7 +87,7 @@ fn a_created_routine_whose_read_back_is_404_opens_with_its_creation() {
     // get_routine just failed to show it, so it is not said to show it.
     assert!(
         message(&error).ends_with(&format!(
-            "Do not call create_routine again: routine {id} was created even though its read-back failed, \
+            "Do not call create_routine again: routine {id} was created even though its read-back did not show it, \
              and get_routine may show it once resmon answers for it."
         )),
         "{error}"
@@ -769,7 +769,7 @@ fn a_read_back_of_another_routine_is_not_shown_as_the_new_one() {
         &format!(
             "resmon created routine {id} (it answered 201), but reading it back gave routine 99 instead, so \
              this server does not show it as the new one. Do not call create_routine again: routine {id} \
-             was created even though its read-back failed"
+             was created even though its read-back did not show it"
         ),
     );
     assert_eq!(error["detail"]["id"], json!(id), "the id is the create's own: {error}");
@@ -1307,4 +1307,22 @@ fn a_refusal_sentence_that_is_json_text_withholds_credential_values() {
     assert!(message(&error).contains(r#""password":{"withheld":true}"#), "{error}");
     let transcript = bench.session.transcript.join("\n");
     assert!(!transcript.contains("SECRET-MESSAGE"), "a credential value was shown: {transcript}");
+}
+
+/// A create whose id came back as text is quoted as it came, so the person
+/// sees what resmon said instead of only that no integer was there.
+#[test]
+fn a_create_whose_id_is_not_an_integer_quotes_what_resmon_gave() {
+    let mut bench = bench();
+    bench.fake.set_fault_for("POST", "/api/routines", Fault::SetKeys(json!({"id": "12"})));
+    let error = bench.error("create_routine", routine_arguments());
+    let text = message(&error);
+    assert!(
+        text.contains(
+            r#"did not carry an integer `id` (it gave `id`: "12", which this server does not take for it)"#
+        ),
+        "{text}"
+    );
+    assert_eq!(error["detail"]["answered"]["id"], json!("12"), "{error}");
+    assert_eq!(error["detail"]["applied"], json!(true), "{error}");
 }

@@ -118,8 +118,8 @@ impl Accepted {
             // failed to show it just now, so it is not said to show it.
             Act::Create { noun, tool, one, all, reads_back } => match (self.id, reads_back) {
                 (Some(id), true) => format!(
-                    "Do not call {tool} again: {noun} {id} was created even though its read-back failed, \
-                     and {one} may show it once resmon answers for it."
+                    "Do not call {tool} again: {noun} {id} was created even though its read-back did not \
+                     show it, and {one} may show it once resmon answers for it."
                 ),
                 (Some(id), false) => format!(
                     "Do not call {tool} again: {noun} {id} was created; {one} may show it once resmon \
@@ -147,7 +147,7 @@ impl Accepted {
                 )
             }
             Act::Settings { .. } => "It is done, and repeating the call is not needed; check the values in \
-                resmon's settings before changing them again."
+                the resmon app's settings before changing them again."
                 .to_string(),
         }
     }
