@@ -120,6 +120,7 @@ impl Backend {
         }
         let base = instance.candidate.base_url();
         let subject = instance.subject();
+        let fresh_connection = super::transport::seen(&self.watch).fresh;
         let tried = json!([base]);
         // An interim status (100 Continue and the like) says nothing of what
         // became of the request, so it is said, and counts for nothing.
@@ -223,12 +224,24 @@ impl Backend {
                 } else {
                     ("closed", format!("{:?}", io.kind()))
                 };
+                // A connection kept from an earlier request was accepted for
+                // that one: said as the kept connection it was, the idle close
+                // that a server may make just as it is reused named first.
+                let what = if fresh_connection {
+                    format!(
+                        "{subject} accepted the connection for {route} and then {did} it {without_answer}."
+                    )
+                } else {
+                    format!(
+                        "{subject} {did} the kept connection {route} went out on, {without_answer}; a \
+                         server may close an idle connection just as it is used again."
+                    )
+                };
                 unknown_outcome(
                     ToolError::new(
                         Code::BackendUnavailable,
                         format!(
-                            "{subject} accepted the connection for {route} and then {did} it \
-                             {without_answer}. {}",
+                            "{what} {}",
                             if instance.confirmed {
                                 "It may be shutting down or restarting; if it keeps happening, \
                                  restart the resmon app."
@@ -262,7 +275,9 @@ impl Backend {
             .with_detail("route", json!(route))
             .with_detail("io", json!("ConnectionRefused"))
             .with_top_level("tried", tried),
-            ureq::Error::Io(io) => ToolError::new(
+            // A failure while connecting sent nothing; any other, once the
+            // connection was open, may have come after the request went out.
+            ureq::Error::Io(io) if connecting(&io) => ToolError::new(
                 Code::BackendUnavailable,
                 format!(
                     "This server could not connect to {base} for {route} ({:?}), so nothing was \
@@ -272,7 +287,21 @@ impl Backend {
             )
             .with_detail("route", json!(route))
             .with_detail("io", json!(format!("{:?}", io.kind())))
+            .with_detail("sent", json!(false))
             .with_top_level("tried", tried),
+            ureq::Error::Io(io) => unknown_outcome(
+                ToolError::new(
+                    Code::BackendUnavailable,
+                    format!(
+                        "The exchange with {base} for {route} failed ({:?}) before any status line of \
+                         an answer arrived.",
+                        io.kind()
+                    ),
+                )
+                .with_detail("route", json!(route))
+                .with_detail("io", json!(format!("{:?}", io.kind())))
+                .with_top_level("tried", tried),
+            ),
             ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => ToolError::new(
                 Code::BackendUnavailable,
                 format!(
@@ -329,6 +358,23 @@ pub(crate) fn answered_before_failing(error: &ToolError, route: &str) -> Option<
         return None;
     }
     error.detail.get("status").and_then(Value::as_u64).and_then(|status| u16::try_from(status).ok())
+}
+
+/// Whether an I/O failure belongs to opening the connection, so that no
+/// byte of the request went anywhere.
+fn connecting(io: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        io.kind(),
+        ErrorKind::AddrNotAvailable
+            | ErrorKind::AddrInUse
+            | ErrorKind::NetworkUnreachable
+            | ErrorKind::HostUnreachable
+            | ErrorKind::NetworkDown
+            | ErrorKind::PermissionDenied
+            | ErrorKind::InvalidInput
+            | ErrorKind::NotFound
+    )
 }
 
 #[cfg(test)]
