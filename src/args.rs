@@ -295,10 +295,12 @@ fn integer(schema: &Value, number: &Number, name: &str, ids: bool) -> Result<i64
             }
             return Err(ToolError::invalid_argument(
                 name,
+                // The number as read may already differ from the one typed,
+                // so it is not quoted back.
                 format!(
-                    "`{name}` was written with a fraction part or an exponent ({number}), which past \
-                     2^53 (9007199254740992) may not be exactly the integer meant; write it in plain \
-                     digits."
+                    "`{name}` was written with a fraction part or an exponent, and past 2^53 \
+                     (9007199254740992) such a number may not be exactly the integer meant; write it in \
+                     plain digits."
                 ),
             ));
         }

@@ -131,10 +131,18 @@ impl Server {
         let message: Value = match serde_json::from_slice(line) {
             Ok(message) => message,
             Err(error) => {
-                let why = if error.is_syntax() || error.is_eof() { "not valid JSON" } else { "unreadable" };
+                // serde_json refuses a number beyond f64's range as it parses;
+                // the line may be valid JSON all the same.
+                let why = if error.to_string().starts_with("number out of range") {
+                    "holds a number too large for this server to read"
+                } else if error.is_syntax() || error.is_eof() {
+                    "is not valid JSON"
+                } else {
+                    "is unreadable"
+                };
                 return Some(error_line(
                     &Value::Null,
-                    rpc_error(PARSE_ERROR, format!("Parse error: the line is {why}.")),
+                    rpc_error(PARSE_ERROR, format!("Parse error: the line {why}.")),
                 ));
             }
         };

@@ -176,8 +176,37 @@ fn breaks_the_line(c: char) -> Option<&'static str> {
             Some("a control that reorders text for display")
         }
         c if c.is_control() => Some("a control character"),
+        // The text puts the value in double quotes: one inside would end
+        // them, and what follows would read as the text's own words.
+        '"' => Some("a double quote, which would end the quotes the text puts around the value"),
+        c if is_invisible_format(c) => Some("an invisible formatting character"),
         _ => None,
     }
+}
+
+/// Unicode's format characters (general category Cf) that show nothing:
+/// a value made of them, or hiding them, reads differently to the person
+/// and to the model (a zero-width space, a byte-order mark, tag characters).
+/// The zero-width joiner and non-joiner (U+200C, U+200D) are left out: they
+/// belong in names written in Persian, Indic scripts and emoji.
+fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{AD}'
+            | '\u{600}'..='\u{605}'
+            | '\u{6DD}'
+            | '\u{70F}'
+            | '\u{180E}'
+            | '\u{200B}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{206A}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{110BD}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0001}'
+            | '\u{E0020}'..='\u{E007F}'
+    )
 }
 
 fn clip(text: &str) -> String {

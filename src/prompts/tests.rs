@@ -148,14 +148,37 @@ fn values_are_judged_as_the_table_says() {
     assert!(judge(Kind::Format, "bib").is_err());
 }
 
-/// A one-line value refuses every line break and every control that
-/// reorders text for display, wherever it stands, and says which one it met.
+/// A one-line value refuses every line break, every control that reorders
+/// text for display, a double quote and the format characters that show
+/// nothing, wherever they stand, and says which one it met.
 #[test]
 fn a_one_line_value_refuses_line_breaks_and_bidirectional_controls() {
     let refused = [
-        '\n', '\r', '\u{85}', '\u{2028}', '\u{2029}', '\u{61C}', '\u{200E}', '\u{200F}', '\u{202A}',
-        '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
-        '\u{0}', '\u{7F}',
+        '\n',
+        '\r',
+        '\u{85}',
+        '\u{2028}',
+        '\u{2029}',
+        '\u{61C}',
+        '\u{200E}',
+        '\u{200F}',
+        '\u{202A}',
+        '\u{202B}',
+        '\u{202C}',
+        '\u{202D}',
+        '\u{202E}',
+        '\u{2066}',
+        '\u{2067}',
+        '\u{2068}',
+        '\u{2069}',
+        '\u{0}',
+        '\u{7F}',
+        '"',
+        '\u{200B}',
+        '\u{FEFF}',
+        '\u{2060}',
+        '\u{E0041}',
+        '\u{AD}',
     ];
     for kind in [Kind::Text, Kind::IdOrName] {
         for c in refused {
@@ -164,8 +187,10 @@ fn a_one_line_value_refuses_line_breaks_and_bidirectional_controls() {
                 assert!(why.contains(&format!("U+{:04X}", u32::from(c))), "{why}");
             }
         }
-        // Other format characters and spaces of every kind stay: they do not break the line.
-        for kept in ["Grace\u{200B}Hopper", "Grace\u{3000}Hopper", "Grace\u{A0}Hopper", "Grace\u{200D}Hopper"]
+        // Spaces of every kind stay, and so do the joiners names in some
+        // scripts need: they neither break the line nor hide text.
+        for kept in
+            ["Grace\u{3000}Hopper", "Grace\u{A0}Hopper", "Grace\u{200D}Hopper", "مریم\u{200C}ها", "O'Brien"]
         {
             assert_eq!(judge(kind, kept).unwrap(), kept);
         }
