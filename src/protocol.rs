@@ -55,9 +55,9 @@ why a paper matched: explain_match; retracted or since published: get_paper_life
 references: get_execution (running or interrupted: maybe partial), export_references; watch a \
 person: list_watch_profiles, create_watch_profile. Seven tools change things and carry \
 requires_confirmation: true (run_sweep, run_routine, create_routine, create_watch_profile, \
-activate_routine, deactivate_routine, update_settings); ask the person before each. A run starts in \
-the background: poll get_execution with its execution_id until status is not running (interrupted: \
-the app stopped mid-run, not a failed search). search_corpus pages with next_cursor as cursor, other \
+activate_routine, deactivate_routine, update_settings); ask the person before each. A run goes on in \
+the background (queued: no id yet): poll get_execution with its execution_id until status is not \
+running (interrupted: the app stopped mid-run, not a failed search). search_corpus pages with next_cursor as cursor, other \
 lists with limit and offset. An error opens with the sentence code: message, then {error, message, \
 detail}; its message says what to do. After a write, any error code may carry detail.applied (it was \
 done) or outcome_unknown (it may have been): read them before saying nothing happened. Pass on \

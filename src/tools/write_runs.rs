@@ -178,8 +178,8 @@ fn sweep_body(args: &Args) -> Result<Value, ToolError> {
     Ok(Value::Object(body))
 }
 
-/// 429 at the manual-run cap: a conflict in resmon's words, with its hint of
-/// when to try again.
+/// 429 at the manual-run cap (a sweep's or a routine's run): a conflict in
+/// resmon's words, with its hint of when to try again.
 fn at_run_limit(reply: &Reply) -> ToolError {
     let error = backend::status_error(reply);
     match reply.header("Retry-After").and_then(|value| value.trim().parse::<u64>().ok()) {
@@ -199,6 +199,7 @@ fn run_routine(backend: &mut Backend, args: &Args) -> ToolResult {
         {
             return Err(already_running(&reply));
         }
+        Sent::Refused(reply) if reply.status == 429 => return Err(at_run_limit(&reply)),
         Sent::Refused(reply) => return Err(backend::status_error(&reply)),
         Sent::Accepted(accepted) => accepted,
     };
