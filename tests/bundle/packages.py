@@ -9,6 +9,9 @@ would read them:
   RECORD listing every other file with its right SHA-256 and size), its one
   script is executable, and it is byte for byte the binary of the archive for
   the same operating system; its README carries `mcp-name: <registry name>`;
+- no package's README (the wheels' long description, each npm package's
+  README.md) links to a file by a relative path: a registry shows the README
+  alone, where such a link leads nowhere;
 - the npm launcher names exactly the platform packages written, as exact
   versions, carries `mcpName` and the checked-in script; no package has an
   install script; each platform package says where it applies (`os`, `cpu`)
@@ -31,6 +34,8 @@ import tarfile
 import tomllib
 import zipfile
 
+from archives import links
+
 VARIABLES = ["RESMON_PORT_FILE", "RESMON_PORT", "RESMON_STATE_DIR", "RESMON_DB_PATH", "RESMON_MCP_READ_ONLY",
              "RESMON_MCP_TIMEOUT_MS"]
 failed = 0
@@ -44,6 +49,11 @@ def check(ok: bool, what: str, why: str = "") -> bool:
         failed += 1
         print(f"FAIL packages {what}: {why}")
     return ok
+
+
+def file_links(text: str) -> list[str]:
+    """The links of a Markdown text that name a file by a relative path."""
+    return [t for t in links(text) if not (t.startswith("#") or "://" in t or t.startswith("mailto:"))]
 
 
 def sha256(data: bytes) -> str:
@@ -124,6 +134,7 @@ def check_wheel(out: str, name: str, version: str, repository: str, registry_nam
               f"{name}: METADATA names resmon-mcp {python_version(version)} and the repository", headers)
         check(f"mcp-name: {registry_name}" in body, f"{name}: its README carries `mcp-name: {registry_name}`",
               "not found in the long description")
+        check(not file_links(body), f"{name}: its README links to no file by a relative path", str(file_links(body)))
         wheel_tags = [line.split(": ", 1)[1] for line in read(f"{dist}.dist-info/WHEEL").decode().splitlines()
                       if line.startswith("Tag: ")]
         check(wheel_tags == [f"py3-none-{tag}" for tag in tags] and
@@ -177,8 +188,11 @@ def check_npm(root: str, out: str, names: list[str], version: str, repository: s
     with open(os.path.join(root, "bundle", "npm", "resmon-mcp.js"), "rb") as f:
         check(script[0] == f.read() and script[1] & 0o111,
               f"{launcher_name}: its bin is bundle/npm/resmon-mcp.js, executable", "differs or not executable")
-    check(f"mcp-name: {registry_name}" in launcher.get("package/README.md", (b"", 0))[0].decode(),
-          f"{launcher_name}: its README carries `mcp-name: {registry_name}`", "not found")
+    readme = launcher.get("package/README.md", (b"", 0))[0].decode()
+    check(f"mcp-name: {registry_name}" in readme, f"{launcher_name}: its README carries `mcp-name: {registry_name}`",
+          "not found")
+    check(not file_links(readme), f"{launcher_name}: its README links to no file by a relative path",
+          str(file_links(readme)))
     optional = manifest.get("optionalDependencies") or {}
     served = manifest.get("resmonMcpBinaries") or {}
     platforms = {}
@@ -206,6 +220,9 @@ def check_npm(root: str, out: str, names: list[str], version: str, repository: s
         check(len(binary) == 1 and binary[0][1] & 0o111 and sha256(binary[0][0]) == archives.get(system),
               f"{name}: holds the {system} archive's binary, executable",
               f"{[(sha256(d), oct(m)) for d, m in binary]} vs {archives.get(system)}")
+        readme = files.get("package/README.md", (b"", 0))[0].decode()
+        check(bool(readme) and not file_links(readme), f"{name}: its README links to no file by a relative path",
+              str(file_links(readme)) if readme else "no README.md")
 
 
 def check_server(out: str, names: list[str], version: str, repository: str, registry_name: str,

@@ -16,9 +16,18 @@ Checks, each a PASS or FAIL line:
   `resmon-mcp@<version>` when pinned); arguments and the exit code pass
   through unchanged; SIGTERM reaches the binary and the launcher ends by it;
   without its platform package it says, in one sentence, which is missing;
-- Claude Code: `claude mcp add -s user resmon -- npx -y resmon-mcp` (and the
-  uvx line) registers the command as typed, `claude mcp get resmon` shows
-  Connected, and its own loop calls `health` through it;
+- a first run as the README tells it, from a fresh home for each of
+  `npx -y resmon-mcp`, `npx -y resmon-mcp@<version>` and `uvx resmon-mcp`,
+  and each of Claude Code and Codex: with resmon closed (no fake has started
+  in that home, so there is no port file) `<launcher> --check --for
+  <harness>` still prints the registration, marked as not yet verified,
+  starting the server by the launcher's own words, never by a path in npm's
+  or uv's cache; the registration is pasted as printed (the `claude mcp add`
+  line is run; the Codex block goes into config.toml); then with resmon
+  running the same command prints the same registration, verified, Claude
+  Code shows the server Connected, and each harness's own loop calls
+  `health` through it. For the unpinned launchers the Claude Code line
+  printed is the README's own, so that the README's line is the one tested;
 - Codex: `codex mcp add resmon -- npx -y resmon-mcp` (and the uvx line)
   writes `command = "npx"` (or "uvx"), and `codex exec` calls `health`
   through it.
@@ -43,7 +52,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "agents"))
 
 from claude import Claude  # noqa: E402
 from codex import Codex, output_json  # noqa: E402
-from common import EXPECTED_TOOLS, Tally, brief  # noqa: E402
+from common import EXPECTED_TOOLS, Registration, Tally, brief  # noqa: E402
 from model_standins import AnthropicStandin, ResponsesStandin  # noqa: E402
 from registries import Home, PyPIServer, Verdaccio, link_tools, read_json  # noqa: E402
 
@@ -51,13 +60,14 @@ RUN_WITHIN_S = 120
 NPX = ["npx", "-y", "resmon-mcp"]
 UVX = ["uvx", "resmon-mcp"]
 README_SECTION = "### From the first published release on"
+# The harnesses a first run is tried with, by their `--for` names.
+FIRST_RUN_HARNESSES = ("claude-code", "codex")
 
 
-def registration_lines(path: str, after: str | None) -> list[list[str]]:
-    """The `claude mcp add …` and `codex mcp add …` lines of the sh blocks of
-    a Markdown file (only of the section under the heading `after`, when
-    given), each split into words, comments left out: the lines a person
-    copies."""
+def sh_lines(path: str, after: str | None) -> list[list[str]]:
+    """The lines of the sh blocks of a Markdown file (only of the section
+    under the heading `after`, when given), each split into words, comments
+    left out: the lines a person copies."""
     with open(path) as f:
         text = f.read()
     if after is not None:
@@ -65,7 +75,18 @@ def registration_lines(path: str, after: str | None) -> list[list[str]]:
         text = text.split("\n## ", 1)[0]
     blocks = [part.split("```", 1)[0] for part in text.split("```sh\n")[1:]]
     lines = [shlex.split(line.split("#", 1)[0]) for block in blocks for line in block.splitlines()]
-    return [words for words in lines if words[:3] in (["claude", "mcp", "add"], ["codex", "mcp", "add"])]
+    return [words for words in lines if words]
+
+
+def registration_lines(path: str, after: str | None) -> list[list[str]]:
+    """The `claude mcp add …` and `codex mcp add …` lines of `sh_lines`."""
+    return [words for words in sh_lines(path, after)
+            if words[:3] in (["claude", "mcp", "add"], ["codex", "mcp", "add"])]
+
+
+def check_lines(path: str, after: str | None) -> list[list[str]]:
+    """The `… --check --for <harness>` lines of `sh_lines`."""
+    return [words for words in sh_lines(path, after) if "--check" in words]
 
 
 def run(argv: list[str], home: Home, timeout: float = RUN_WITHIN_S, cwd: str | None = None):
@@ -293,38 +314,130 @@ def uv_checks(tally: Tally, make_home, version: str, timings: dict) -> None:
                     {k: v for k, v in environment.items() if k.startswith("RESMON_MCP")})
 
 
-def claude_checks(tally: Tally, args, make_home, always: set[str], lines: list[list[str]]) -> None:
-    with AnthropicStandin() as model:
-        for words in lines:
-            line, command = words[1:], words[words.index("--") + 1:]
-            claude = Claude(args.claude, model)
-            try:
-                with make_home(f"claude-{command[0]}", claude.home) as home:
-                    claude.env.update(home.env)
-                    added = claude.run(*line)
-                    entry = claude.server_entry()
-                    shown = "claude " + " ".join(line)
-                    tally.check(added.returncode == 0 and [entry.get("command"), *(entry.get("args") or [])] == command,
-                                f"{shown}: registers the command as typed",
-                                f"exit {added.returncode}, entry {entry}, {added.stderr[-400:]}")
-                    got = claude.run("mcp", "get", "resmon")
-                    tally.check(got.returncode == 0 and "Connected" in got.stdout,
-                                f"after `{shown}`, claude mcp get resmon shows Connected",
-                                f"exit {got.returncode}: {got.stdout[-600:]} {got.stderr[-300:]}")
-                    turns = [] if "health" in always else [[("ToolSearch", {"query": "select:mcp__resmon__health",
-                                                                             "max_results": 5})]]
-                    turns.append([("mcp__resmon__health", {})])
-                    talk = claude.prompt(turns, "--allowedTools", "mcp__resmon__health")
-                    seen = (talk.seen or [{}])[-1]
-                    text = json.dumps(seen.get("content"))
-                    tally.check(talk.ok(len(turns)) and not seen.get("is_error") and '\\"status\\"' in text
-                                and "ok" in text,
-                                f"after `{shown}`, Claude Code's own loop calls health and its model reads the answer",
-                                f"{talk.why()}; seen {brief(seen, 600)}")
-            finally:
-                claude.cleanup()
-        if model.errors():
-            tally.fail("the Messages stand-in answered every request", str(model.errors()[:3]))
+def printed_check(tally: Tally, done, home: Home, launch: list[str], harness: str, verified: bool) -> None:
+    """What `<launch> --check --for <harness>` printed: the registration,
+    headed by the launcher's own words and no path in npm's or uv's cache,
+    marked as not yet verified while resmon is closed and not once it runs
+    (exit 1, then 0)."""
+    text = done.stdout
+    shown = " ".join([*launch, "--check", "--for", harness])
+    caches = [os.path.join(home.home, ".npm"), os.path.join(home.home, ".cache"), "/_npx/", "/archive-v",
+              "/environments-v"]
+    cache_paths = [path for path in caches if path in text or path in done.stderr]
+    heading = f"registration: {' '.join(launch)} ("
+    marked = "not yet verified" in text
+    connected = "\nresult: connected" in text
+    state = "with resmon running" if verified else "with resmon closed"
+    tally.check(heading in text and not cache_paths and marked != verified and connected == verified
+                and (done.returncode == 0) == verified,
+                f"{shown} {state}: prints the registration as `{' '.join(launch)}`, no cache path, "
+                f"{'verified' if verified else 'marked not yet verified'} (exit {done.returncode})",
+                f"exit {done.returncode}, cache paths named {cache_paths}, marked {marked}, connected {connected}: "
+                f"{text[-1500:]!r} {done.stderr[-400:]!r}")
+    for line in text.splitlines():
+        if line.startswith(("registration:", "claude mcp add", "command =", "args =")):
+            print(f"# {shown} {state}: {line}", flush=True)
+
+
+def first_run_claude(tally: Tally, args, make_home, model: AnthropicStandin, launch: list[str], always: set[str],
+                     readme_lines: list[list[str]], timings: dict) -> None:
+    """From the README to a first answer in Claude Code: one command with
+    resmon closed, one paste, then resmon started and a tool called."""
+    check = [*launch, "--check", "--for", "claude-code"]
+    claude = Claude(args.claude, model)
+    try:
+        home = make_home(f"first-claude-{launch[0]}", claude.home)
+        claude.env.update(home.env)
+        # resmon closed: no fake has started in this home, so no port file is there.
+        closed, took = run(check, home)
+        timings[f"{' '.join(check)} (resmon closed)"] = took
+        printed_check(tally, closed, home, launch, "claude-code", verified=False)
+        line = Registration(closed.stdout).claude_line
+        expected = ["claude", "mcp", "add", "-s", "user", "resmon", "--", *launch]
+        words = shlex.split(line) if line else []
+        tally.check(words == expected, f"{' '.join(check)}: the line to paste is `{' '.join(expected)}`",
+                    f"printed {line!r}")
+        if launch in [w[w.index("--") + 1:] for w in readme_lines]:
+            tally.check(words in readme_lines, f"{' '.join(check)}: the line printed is the README's own",
+                        f"printed {line!r}, README {readme_lines}")
+        if not words:
+            return
+        # The paste, while resmon is still closed.
+        added = claude.run(*words[1:])
+        entry = claude.server_entry()
+        tally.check(added.returncode == 0 and [entry.get("command"), *(entry.get("args") or [])] == launch,
+                    f"the printed `{line}`, pasted while resmon is closed, registers `{' '.join(launch)}`",
+                    f"exit {added.returncode}, entry {entry}, {added.stderr[-400:]}")
+        with home:
+            running, _ = run(check, home)
+            printed_check(tally, running, home, launch, "claude-code", verified=True)
+            tally.check(Registration(running.stdout).claude_line == line,
+                        f"{' '.join(check)}: once resmon runs, the same line as while it was closed",
+                        f"{Registration(running.stdout).claude_line!r} vs {line!r}")
+            got = claude.run("mcp", "get", "resmon")
+            tally.check(got.returncode == 0 and "Connected" in got.stdout,
+                        f"after the paste of `{line}`, claude mcp get resmon shows Connected",
+                        f"exit {got.returncode}: {got.stdout[-600:]} {got.stderr[-300:]}")
+            turns = [] if "health" in always else [[("ToolSearch", {"query": "select:mcp__resmon__health",
+                                                                     "max_results": 5})]]
+            turns.append([("mcp__resmon__health", {})])
+            talk = claude.prompt(turns, "--allowedTools", "mcp__resmon__health")
+            seen = (talk.seen or [{}])[-1]
+            text = json.dumps(seen.get("content"))
+            tally.check(talk.ok(len(turns)) and not seen.get("is_error") and '\\"status\\"' in text and "ok" in text,
+                        f"after the paste of `{line}`, Claude Code's own loop calls health and its model reads "
+                        "the answer", f"{talk.why()}; seen {brief(seen, 600)}")
+    finally:
+        claude.cleanup()
+
+
+def first_run_codex(tally: Tally, args, make_home, model: ResponsesStandin, launch: list[str]) -> None:
+    """The same for Codex: the printed block pasted into config.toml."""
+    check = [*launch, "--check", "--for", "codex"]
+    codex = Codex(args.codex, model)
+    try:
+        home = make_home(f"first-codex-{launch[0]}", codex.home)
+        codex.env.update(home.env)
+        closed, _ = run(check, home)
+        printed_check(tally, closed, home, launch, "codex", verified=False)
+        block = Registration(closed.stdout).codex_block
+        try:
+            entry = tomllib.loads(block or "").get("mcp_servers", {}).get("resmon", {})
+        except tomllib.TOMLDecodeError as e:
+            entry = {"error": str(e)}
+        tally.check([entry.get("command"), *(entry.get("args") or [])] == launch
+                    and entry.get("default_tools_approval_mode") == "writes" and not entry.get("env"),
+                    f"{' '.join(check)}: the block to paste starts `{' '.join(launch)}`, asks before each write "
+                    "and sets no variable", f"printed {block!r}")
+        if not block:
+            return
+        # The paste: the printed block, as it is, into ~/.codex/config.toml.
+        codex.configure(block)
+        with home:
+            running, _ = run(check, home)
+            printed_check(tally, running, home, launch, "codex", verified=True)
+            tally.check(Registration(running.stdout).codex_block == block,
+                        f"{' '.join(check)}: once resmon runs, the same block as while it was closed",
+                        f"{Registration(running.stdout).codex_block!r} vs {block!r}")
+            done, seen = codex.exec([[("mcp__resmon__health", {})]])
+            health = output_json((seen or [{}])[0].get("content")) if seen else None
+            tally.check(done.returncode == 0 and isinstance(health, dict) and health.get("status") == "ok",
+                        f"after the paste of the block printed by `{' '.join(check)}`, codex exec calls health "
+                        "through it and its model reads the answer",
+                        f"exit {done.returncode}, saw {brief(seen, 600)}, stderr {done.stderr[-600:]}")
+    finally:
+        codex.cleanup()
+
+
+def first_run_checks(tally: Tally, args, make_home, always: set[str], launches: list[list[str]],
+                     readme_lines: list[list[str]], timings: dict) -> None:
+    with AnthropicStandin() as claude_model, ResponsesStandin() as codex_model:
+        for launch in launches:
+            first_run_claude(tally, args, make_home, claude_model, launch, always, readme_lines, timings)
+            first_run_codex(tally, args, make_home, codex_model, launch)
+        for name, model in (("Messages", claude_model), ("Responses", codex_model)):
+            if model.errors():
+                tally.fail(f"the {name} stand-in answered every request", str(model.errors()[:3]))
 
 
 def codex_checks(tally: Tally, args, make_home, lines: list[list[str]]) -> None:
@@ -368,12 +481,22 @@ def main() -> int:
     link_tools(args.bin_dir, {"uv": args.uv, "uvx": os.path.join(os.path.dirname(args.uv), "uvx")})
     files = sorted(os.listdir(args.bundle))
     repository = os.path.join(HERE, "..", "..")
-    lines = registration_lines(os.path.join(repository, "README.md"), README_SECTION)
-    packaged = registration_lines(os.path.join(repository, "bundle", "package-readme.md"), None)
+    readme, package_readme = os.path.join(repository, "README.md"), os.path.join(repository, "bundle",
+                                                                                "package-readme.md")
+    lines = registration_lines(readme, README_SECTION)
+    packaged = registration_lines(package_readme, None)
     commands = sorted({tuple(w[w.index("--") + 1:]) for w in lines if "--" in w})
     tally.check(len(lines) == 4 and lines == packaged and commands == sorted({tuple(NPX), tuple(UVX)}),
                 "the README's registration lines (the npm and PyPI way for Claude Code and Codex) are the "
                 "package README's, and are the ones run below", f"README {lines}, package README {packaged}")
+    checks = check_lines(readme, README_SECTION)
+    tally.check(checks == check_lines(package_readme, None)
+                and checks == [[*NPX, "--check", "--for", "claude-code"], [*UVX, "--check", "--for", "claude-code"]],
+                "the README's first-run commands (`npx -y resmon-mcp --check --for claude-code` and the uvx one) "
+                "are the package README's, and are the ones run below",
+                f"README {checks}, package README {check_lines(package_readme, None)}")
+    launches = [words[:words.index("--check")] for words in checks] or [NPX, UVX]
+    launches.insert(1, ["npx", "-y", f"resmon-mcp@{args.version}"])
     try:
         with Verdaccio(args.work, args.verdaccio) as npm, PyPIServer(args.work, args.pypi_server) as pypi:
             print(f"# verdaccio on {npm.url}, pypiserver on {pypi.url}", flush=True)
@@ -410,7 +533,8 @@ def main() -> int:
                 always = {t["name"] for t in session.tools()
                           if (t.get("_meta") or {}).get("anthropic/alwaysLoad") is True}
                 session.close()
-            claude_checks(tally, args, make_home, always, [w for w in lines if w[0] == "claude"])
+            first_run_checks(tally, args, make_home, always, launches, [w for w in lines if w[0] == "claude"],
+                             timings)
             codex_checks(tally, args, make_home, [w for w in lines if w[0] == "codex"])
     except Exception as e:  # noqa: BLE001 - a crash of the driver is a failure, never a skip
         tally.fail("driver", f"{type(e).__name__}: {e}")

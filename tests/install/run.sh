@@ -20,8 +20,10 @@
 #    verdaccio and pypiserver on 127.0.0.1, what step 2 wrote published to
 #    them, then from fresh homes with empty caches and no Rust on PATH:
 #    npx and uvx (versions, stdio sessions against the fake resmon, the
-#    launcher's arguments, exit code, signals and variables), Claude Code and
-#    Codex registered with the README's lines and calling a tool;
+#    launcher's arguments, exit code, signals and variables), the README's
+#    first run in Claude Code and Codex (`--check --for` with resmon closed,
+#    the printed registration pasted, then resmon running and a tool called),
+#    and Codex registered with the README's lines and calling a tool;
 # 5. the crate: `cargo publish --dry-run`; unpacked, `cargo fetch --locked`
 #    before the namespace, then in a namespace of its own
 #    `cargo install --locked --offline --path` it, and a stdio session with

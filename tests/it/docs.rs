@@ -34,7 +34,7 @@ fn render(tools: &[Value]) -> String {
          Every tool answers either its result (as `structuredContent`, and the same JSON as text) or an error \
          result with `isError: true` and no `structuredContent`: its first text block is a sentence, `<code>: <message>`, \
          and its second holds the error object `{\"error\", \"message\", \"detail\"}` as JSON. Error codes: \
-         `backend_unavailable` (resmon not named, not running, or refusing the token: see docs/setup.md), \
+         `backend_unavailable` (resmon not named, not running, or refusing the token: see [docs/setup.md](setup.md)), \
          `invalid_argument` (the arguments, before anything is sent; also every write in a read-only session), \
          `not_found`, `conflict`, `upstream_error` (resmon failed or answered something unusable), \
          `internal_error`, and for calls that name `expected_runtime_id`, `instance_mismatch` and \
@@ -65,7 +65,7 @@ fn render(tools: &[Value]) -> String {
         ));
         let meta = &tool["_meta"];
         out.push_str(&format!(
-            "- Claude Code: {}; search words `{}` (docs/findability.md)\n",
+            "- Claude Code: {}; search words `{}` ([docs/findability.md](findability.md))\n",
             if meta["anthropic/alwaysLoad"] == json!(true) {
                 "loaded before any search"
             } else {

@@ -3,6 +3,7 @@
 
 mod archive;
 mod build;
+mod docs;
 mod inspect;
 mod manifest;
 mod npm;
@@ -43,9 +44,6 @@ Cross builds need each target's standard library (rustup target add ...) and,
 for macOS and (without MinGW-w64) Windows, cargo-zigbuild with zig:
   pip install cargo-zigbuild ziglang
 ";
-
-/// Files a person expects beside a binary; the licences must travel with it.
-const DOCS: [&str; 4] = ["README.md", "LICENSE", "LICENSE-MIT", "LICENSE-APACHE"];
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -125,7 +123,7 @@ fn bundle(options: Options) -> anyhow::Result<ExitCode> {
         std::fs::remove_dir_all(&out).with_context(|| format!("cannot clear {}", out.display()))?;
     }
     std::fs::create_dir_all(&out)?;
-    let docs = read_docs(&workspace.root)?;
+    let docs = docs::read(&workspace.root, &release)?;
     let version = &workspace.package.version;
     let mut written = Vec::new();
 
@@ -180,15 +178,6 @@ fn bundle(options: Options) -> anyhow::Result<ExitCode> {
     Ok(if failed || (strict && !missing.is_empty()) { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
-fn read_docs(root: &Path) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-    DOCS.iter()
-        .map(|name| {
-            let data = std::fs::read(root.join(name)).with_context(|| format!("cannot read {name}"))?;
-            Ok((name.to_string(), data))
-        })
-        .collect()
-}
-
 fn in_bundle(built: &Built) -> String {
     format!("server/{}/{}", built.label, built.platform.executable())
 }
@@ -220,7 +209,8 @@ fn write_bundle(
 }
 
 /// `resmon-mcp-<version>-<triple>.tar.gz` (or `.zip` for Windows), holding a
-/// folder of the same name with the binary, the README and the licences.
+/// folder of the same name with the binary, the README, the user pages it
+/// links to (docs.rs) and the licences.
 fn write_archive(
     out: &Path,
     version: &str,
