@@ -40,6 +40,11 @@ pub const IO_BUFFER_BYTES: usize = 16 * 1024;
 /// read buffer, so that a longer one is refused as too large.
 pub(crate) const MAX_HEADER_BYTES: usize = 8 * 1024;
 
+/// The `detail.io` names of a connection closed or reset under a request
+/// (as backend/exchange/failure.rs writes them, from the I/O error's kind).
+pub(crate) const CLOSED_CONNECTION: [&str; 4] =
+    ["ConnectionReset", "ConnectionAborted", "UnexpectedEof", "BrokenPipe"];
+
 /// The answer did not have the shape this route promises.
 pub fn unexpected_shape(route: &str, expected: &str) -> ToolError {
     ToolError::new(

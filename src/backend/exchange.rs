@@ -24,7 +24,7 @@ pub(crate) use self::reply::{Method, Offered, Reply};
 pub(super) use self::transport::Watch;
 use self::transport::{LiteralResolver, Seen, SlicedWaits, seen};
 use super::{
-    Backend, CONNECT_TIMEOUT, IO_BUFFER_BYTES, Instance, MAX_BODY_BYTES, MAX_HEADER_BYTES,
+    Backend, CLOSED_CONNECTION, CONNECT_TIMEOUT, IO_BUFFER_BYTES, Instance, MAX_BODY_BYTES, MAX_HEADER_BYTES,
     MAX_REQUEST_TIMEOUT, WriteCheck,
 };
 use crate::discovery::{Candidate, Environment};
@@ -210,10 +210,8 @@ impl Backend {
     /// resmon closed an idle keep-alive connection just as it was reused.
     pub(super) fn lost_a_kept_connection(&self, error: &ToolError) -> bool {
         let seen = seen(&self.watch);
-        let closed = matches!(
-            error.detail.get("io").and_then(Value::as_str),
-            Some("ConnectionReset" | "ConnectionAborted" | "UnexpectedEof" | "BrokenPipe")
-        );
+        let closed =
+            error.detail.get("io").and_then(Value::as_str).is_some_and(|io| CLOSED_CONNECTION.contains(&io));
         closed && !seen.fresh && !seen.any_input && seen.status.is_none() && seen.interim.is_none()
     }
 

@@ -287,17 +287,9 @@ fn lost_connection(cause: &ToolError) -> bool {
     if let Some(unread) = detail("body_unread") {
         return matches!(unread.as_str(), Some("timed_out" | "reset"));
     }
-    let connection_kind = matches!(
-        detail("io").and_then(Value::as_str),
-        Some(
-            "ConnectionReset"
-                | "ConnectionAborted"
-                | "BrokenPipe"
-                | "UnexpectedEof"
-                | "ConnectionRefused"
-                | "TimedOut"
-        )
-    );
+    let connection_kind = detail("io").and_then(Value::as_str).is_some_and(|io| {
+        backend::CLOSED_CONNECTION.contains(&io) || matches!(io, "ConnectionRefused" | "TimedOut")
+    });
     cause.code == Code::BackendUnavailable
         && (connection_kind || detail("deadline_s").is_some() || detail("sent") == Some(&json!(false)))
 }

@@ -28,9 +28,10 @@ impl Backend {
     /// A failure after the status line of `route`'s answer arrived: the rest
     /// of its head or its body did not. The status is part of what was
     /// seen, so the error carries it and `body_unread` (why the rest was
-    /// not read), and never `outcome_unknown`: for a write, a 2xx status is
-    /// acceptance (contract-notes 26), which `answered_before_failing`
-    /// reports.
+    /// not read). What that status means for a write is the write's to say
+    /// (`answered_before_failing` gives it the status): a 2xx is acceptance,
+    /// a 3xx or 5xx leaves the outcome unknown, a 4xx is a refusal
+    /// (contract-notes 26).
     pub(super) fn after_status_line(
         &self,
         instance: &Instance,
