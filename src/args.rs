@@ -97,7 +97,7 @@ pub fn validate(schema: &Value, arguments: &Value) -> Result<(), ToolError> {
 /// an integer written as a number with a fraction part or an exponent
 /// (`1.0`, `2e0`) is replaced by that integer, so that resmon is sent `1`.
 /// Borrowed as given when nothing was written that way.
-pub fn accepted<'a>(schema: &Value, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
+pub(crate) fn accepted<'a>(schema: &Value, arguments: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
     let Some(object) = arguments.as_object() else {
         return Err(ToolError::invalid_argument(
             "arguments",
@@ -372,7 +372,7 @@ impl<'a> Args<'a> {
         Ok(items)
     }
 
-    pub(crate) fn get(&self, name: &str) -> Option<&'a Value> {
+    pub fn get(&self, name: &str) -> Option<&'a Value> {
         self.0.get(name).filter(|value| !value.is_null())
     }
 

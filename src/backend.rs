@@ -46,7 +46,7 @@ pub(crate) const CLOSED_CONNECTION: [&str; 4] =
     ["ConnectionReset", "ConnectionAborted", "UnexpectedEof", "BrokenPipe"];
 
 /// The answer did not have the shape this route promises.
-pub fn unexpected_shape(route: &str, expected: &str) -> ToolError {
+pub(crate) fn unexpected_shape(route: &str, expected: &str) -> ToolError {
     ToolError::new(
         Code::UpstreamError,
         format!(
@@ -106,7 +106,7 @@ impl Instance {
 
 /// The JSON kinds a row field can be required to have.
 #[derive(Clone, Copy)]
-pub enum Kind {
+pub(crate) enum Kind {
     Integer,
     String,
 }
@@ -131,7 +131,7 @@ impl Kind {
 /// names the route and the first field that is missing or of another kind
 /// (contract-notes 25): an answer must never break its own outputSchema,
 /// and a row without its id is not a row a caller can use.
-pub fn require_fields(route: &str, row: &Value, fields: &[(&str, Kind)]) -> Result<(), ToolError> {
+pub(crate) fn require_fields(route: &str, row: &Value, fields: &[(&str, Kind)]) -> Result<(), ToolError> {
     for (field, kind) in fields {
         let value = row.get(*field);
         if value.is_some_and(|value| kind.holds(value)) {

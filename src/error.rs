@@ -44,10 +44,10 @@ pub struct ToolError {
     pub top_level: Map<String, Value>,
 }
 
-pub type ToolResult = Result<Value, ToolError>;
+pub(crate) type ToolResult = Result<Value, ToolError>;
 
 impl ToolError {
-    pub fn new(code: Code, message: impl Into<String>) -> ToolError {
+    pub(crate) fn new(code: Code, message: impl Into<String>) -> ToolError {
         ToolError { code, message: message.into(), detail: Map::new(), top_level: Map::new() }
     }
 

@@ -13,7 +13,7 @@ use crate::error::{Code, ToolError};
 
 /// A canonical lowercase UUID4: parses, has version 4, and is already written
 /// in its hyphenated lowercase form (no braces, no `urn:uuid:`, no capitals).
-pub fn is_canonical_uuid4(text: &str) -> bool {
+pub(crate) fn is_canonical_uuid4(text: &str) -> bool {
     match Uuid::parse_str(text) {
         Ok(uuid) => uuid.get_version_num() == 4 && uuid.hyphenated().to_string() == text,
         Err(_) => false,
@@ -35,7 +35,7 @@ pub(crate) fn expected_runtime_id(value: Option<&Value>) -> Result<Option<String
 
 /// Checks the `identity` block of a reply: its shape first, then, when the call
 /// named one, that it is the runtime the caller expected.
-pub fn check_reply(body: &Value, expected: Option<&str>) -> Result<(), ToolError> {
+pub(crate) fn check_reply(body: &Value, expected: Option<&str>) -> Result<(), ToolError> {
     let identity = body.get("identity");
     let runtime_id = identity.and_then(well_formed_runtime_id);
     let Some(actual) = runtime_id else {

@@ -4,6 +4,9 @@
 // A `ToolError` is a few maps wide; it travels once per failed call, so its
 // size is irrelevant here and boxing it would only add noise to every handler.
 #![allow(clippy::result_large_err)]
+// A bare `pub` is for what the binary, the examples, the fuzz targets and the
+// tests use; everything else says who may use it (docs/ARCHITECTURE.md).
+#![warn(unreachable_pub)]
 
 pub mod args;
 pub mod backend;
@@ -11,7 +14,7 @@ pub mod check;
 pub mod config;
 pub mod discovery;
 pub mod error;
-pub mod identity;
+pub(crate) mod identity;
 mod probe;
 pub mod prompts;
 pub mod protocol;

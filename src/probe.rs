@@ -27,7 +27,7 @@ pub(crate) struct Verdict {
 }
 
 impl Verdict {
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         json!({"name": self.name, "available": self.available, "route": self.route, "why": self.why})
     }
 }

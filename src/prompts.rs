@@ -228,7 +228,7 @@ pub fn is_offered(prompt: &Prompt, read_only: bool) -> bool {
 
 /// Whether any form of the prompt's text names a write tool: the form with
 /// every argument given and the one with only the required ones.
-pub fn names_a_write(prompt: &Prompt) -> bool {
+pub(crate) fn names_a_write(prompt: &Prompt) -> bool {
     let writes: Vec<&str> =
         tools::TOOLS.iter().filter(|tool| tool.requires_confirmation).map(|tool| tool.name).collect();
     [template_text(prompt), sample_text(prompt, false)]
@@ -237,7 +237,7 @@ pub fn names_a_write(prompt: &Prompt) -> bool {
 }
 
 /// The `prompts` array of `prompts/list` for this session.
-pub fn listing(read_only: bool) -> Value {
+pub(crate) fn listing(read_only: bool) -> Value {
     Value::Array(
         PROMPTS
             .iter()

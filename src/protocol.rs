@@ -82,7 +82,7 @@ backend_unavailable: resmon is not reachable, and its message says what to do. P
 caveats (match basis, coverage zero-reasons, what it cannot verify).";
 
 /// The instructions a session in this mode reads.
-pub fn instructions(read_only: bool) -> &'static str {
+pub(crate) fn instructions(read_only: bool) -> &'static str {
     if read_only { INSTRUCTIONS_READ_ONLY } else { INSTRUCTIONS }
 }
 

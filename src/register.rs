@@ -46,7 +46,7 @@ pub(crate) struct Registration {
 }
 
 impl Registration {
-    pub fn new(launch: Launch, config: &Config, trace: &Trace) -> Registration {
+    pub(crate) fn new(launch: Launch, config: &Config, trace: &Trace) -> Registration {
         let (mut env, mut notes) = variables::discovery_variables(&config.env, trace);
         // Not discovery, but the mode this check ran in: a registration that
         // silently dropped read-only would hand writes to a harness chosen
@@ -201,7 +201,7 @@ impl Registration {
         pretty(&config)
     }
 
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         json!({
             "claude_code": self.claude_code(),
             "claude_code_allow": self.claude_code_allow(),
@@ -214,13 +214,13 @@ impl Registration {
     }
 
     /// How the harness starts the server: the launcher, program and arguments.
-    pub fn launch_json(&self) -> Value {
+    pub(crate) fn launch_json(&self) -> Value {
         json!({"by": self.launch.launcher.as_str(), "command": self.launch.command, "args": self.launch.args})
     }
 
     /// What each harness will ask before, keyed by its `--for` name
     /// (`claude_code`, `codex`, `claude_desktop`, `cursor`, `gemini`, `opencode`).
-    pub fn approval_json(&self) -> Value {
+    pub(crate) fn approval_json(&self) -> Value {
         Value::Object(
             Harness::ALL
                 .iter()

@@ -19,7 +19,7 @@
 
 mod answers;
 
-pub use answers::{WITHHELD_TEXT, answer_holds_credential, scrub_text, withheld, withhold_credentials};
+pub(crate) use answers::{answer_holds_credential, withheld, withhold_credentials};
 
 /// The six groups a request may name. `cloud` and the `execution` route are
 /// left out on purpose (contract 1.0 "Excluded on purpose" and "The
@@ -184,7 +184,7 @@ pub fn is_writable(key: &str) -> bool {
 }
 
 /// Whether `key` is one of the app's own settings keys, on either list.
-pub fn is_known(key: &str) -> bool {
+pub(crate) fn is_known(key: &str) -> bool {
     is_writable(key) || withheld_reason(key).is_some()
 }
 

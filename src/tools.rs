@@ -45,10 +45,10 @@ pub(crate) use schema::{
 /// resmon's other consumer reads it there.
 pub const CONTRACT_VERSION: &str = "1.0";
 
-pub type Handler = fn(&mut Backend, &Args) -> ToolResult;
+pub(crate) type Handler = fn(&mut Backend, &Args) -> ToolResult;
 
 /// Builds one of a tool's schemas.
-pub type SchemaBuilder = fn() -> Value;
+pub(crate) type SchemaBuilder = fn() -> Value;
 
 pub struct Tool {
     pub name: &'static str,
@@ -346,9 +346,12 @@ pub(crate) fn listing_json(read_only: bool) -> &'static str {
     if read_only { LISTING_READ_ONLY.trim_end() } else { LISTING_FULL.trim_end() }
 }
 
-/// The `_meta` keys Claude Code reads from a listed tool (docs/findability.md).
-pub const META_ALWAYS_LOAD: &str = "anthropic/alwaysLoad";
-pub const META_SEARCH_HINT: &str = "anthropic/searchHint";
+/// The `_meta` keys Claude Code reads from a listed tool (docs/findability.md):
+/// written into the snapshot by the unit test that regenerates it.
+#[cfg(test)]
+const META_ALWAYS_LOAD: &str = "anthropic/alwaysLoad";
+#[cfg(test)]
+const META_SEARCH_HINT: &str = "anthropic/searchHint";
 
 const LISTING_FULL: &str = include_str!("tools/listing-full.json");
 const LISTING_READ_ONLY: &str = include_str!("tools/listing-read-only.json");

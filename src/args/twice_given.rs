@@ -34,12 +34,14 @@ impl Repeats {
     /// from the top of `text` (a name given twice on the way is followed to
     /// its last value, the one serde_json keeps); nothing when that is no
     /// object or is not there.
-    pub fn at(text: &[u8], path: &[&str]) -> Repeats {
+    pub(crate) fn at(text: &[u8], path: &[&str]) -> Repeats {
         let mut reader = serde_json::Deserializer::from_slice(text);
         Within(path).deserialize(&mut reader).ok().flatten().unwrap_or_default()
     }
 
-    pub fn is_empty(&self) -> bool {
+    /// Whether the text gave nothing twice (the unit tests' question).
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.keys.is_empty() && self.inside.is_empty()
     }
 

@@ -78,7 +78,7 @@ pub struct Environment {
 }
 
 impl Environment {
-    pub fn from_process() -> Environment {
+    pub(crate) fn from_process() -> Environment {
         let platform = Platform::current();
         let read = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
         let not_unicode: Vec<&'static str> =

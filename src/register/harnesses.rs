@@ -34,7 +34,7 @@ pub enum Harness {
 }
 
 impl Harness {
-    pub const ALL: [Harness; 6] = [
+    pub(crate) const ALL: [Harness; 6] = [
         Harness::ClaudeCode,
         Harness::Codex,
         Harness::ClaudeDesktop,
@@ -44,7 +44,7 @@ impl Harness {
     ];
 
     /// The name `--for` takes.
-    pub fn option(self) -> &'static str {
+    pub(crate) fn option(self) -> &'static str {
         match self {
             Harness::ClaudeCode => "claude-code",
             Harness::Codex => "codex",
@@ -64,7 +64,7 @@ impl Harness {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Harness::ClaudeCode => "Claude Code",
             Harness::Codex => "Codex",

@@ -80,14 +80,14 @@ const IDENTIFIER_NAMES: [&str; 1] = ["notice_key"];
 const SECRET_LENGTH: usize = 16;
 
 /// What stands in for a value that is not shown, where a key's value was.
-pub fn withheld() -> Value {
+pub(crate) fn withheld() -> Value {
     json!({"withheld": true})
 }
 
 /// What stands in for a secret taken out of free text (`Bearer <withheld>`,
 /// `?api_key=<withheld>`): the scheme or the parameter's name stays, so a
 /// reader still sees what kind of thing was there.
-pub const WITHHELD_TEXT: &str = "<withheld>";
+pub(crate) const WITHHELD_TEXT: &str = "<withheld>";
 
 /// Whether `value`, found under `key` in resmon's part of an answer, holds a
 /// credential. By the name's words (split as `words_of` splits them,
@@ -96,7 +96,7 @@ pub const WITHHELD_TEXT: &str = "<withheld>";
 /// value: it ends in `key` after another word and `value` is text that looks
 /// like a secret (`looks_like_a_secret`). A name ending in one of
 /// `DESCRIBING_WORDS`, or one of `IDENTIFIER_NAMES`, holds none.
-pub fn answer_holds_credential(key: &str, value: &Value) -> bool {
+pub(crate) fn answer_holds_credential(key: &str, value: &Value) -> bool {
     holds_credential(key, value.as_str())
 }
 
@@ -164,7 +164,7 @@ fn looks_like_a_secret(text: &str) -> bool {
 /// - any other string has its secrets in free text replaced (`scrub_text`).
 ///
 /// Answers whether anything was withheld.
-pub fn withhold_credentials(value: &mut Value) -> bool {
+pub(crate) fn withhold_credentials(value: &mut Value) -> bool {
     match value {
         Value::Object(object) => {
             let mut any = false;
@@ -208,7 +208,7 @@ pub fn withhold_credentials(value: &mut Value) -> bool {
 ///   holds a credential by the same rule as a key (`api_key=`, `apiKey=`,
 ///   `token=`, `key=`, `access_token=`, and `session_key=` when the value
 ///   looks like a secret); `sort_key=date` or `max_tokens=5` stay.
-pub fn scrub_text(text: &str) -> Option<String> {
+pub(crate) fn scrub_text(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut spans: Vec<(usize, usize)> = Vec::new();
     for at in 0..bytes.len() {

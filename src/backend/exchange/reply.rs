@@ -20,7 +20,7 @@ pub(crate) enum Method {
 }
 
 impl Method {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Method::Get => "GET",
             Method::Post => "POST",
