@@ -127,14 +127,9 @@ impl Backend {
         self.offered = offered;
     }
 
-    /// What is left of the current call's deadline.
-    pub(crate) fn time_left(&self) -> Duration {
-        self.remaining()
-    }
-
     /// What is left of the current call's deadline; the whole bound when no
     /// call has begun (a direct use of the backend, as in a unit test).
-    pub(super) fn remaining(&self) -> Duration {
+    pub(crate) fn time_left(&self) -> Duration {
         match self.deadline {
             Some(deadline) => deadline.saturating_duration_since(Instant::now()),
             None => self.request_timeout,
@@ -158,7 +153,7 @@ impl Backend {
         } else {
             moment
         };
-        let left = self.remaining();
+        let left = self.time_left();
         if self.deadline.is_none() || left >= needed {
             return Ok(());
         }
@@ -228,7 +223,7 @@ impl Backend {
         let base = candidate.base_url();
         let url = format!("{base}{path}");
         let route = format!("{} {path}", method.as_str());
-        let remaining = self.remaining();
+        let remaining = self.time_left();
         if remaining < Duration::from_millis(5) {
             // The call's deadline has passed: nothing more is sent.
             return Err(self.deadline_passed(Some(&base), &route));

@@ -29,9 +29,16 @@ use crate::settings_policy as policy;
 /// What a write does, for the sentence that opens an error after acceptance.
 pub(crate) enum Act {
     /// Makes one record; a second call makes a second one.
-    /// `one` is the read tool that shows it by id, `all` the list that shows it;
+    /// `shows_one` is the read tool that shows it by id, `lists_all` the list
+    /// that shows it;
     /// `reads_back` says whether the tool reads the record back after it.
-    Create { noun: &'static str, tool: &'static str, one: &'static str, all: &'static str, reads_back: bool },
+    Create {
+        noun: &'static str,
+        tool: &'static str,
+        shows_one: &'static str,
+        lists_all: &'static str,
+        reads_back: bool,
+    },
     /// A one-off search run (`run_sweep`).
     Sweep,
     /// A run of a saved routine, started or queued (`run_routine`).

@@ -229,8 +229,8 @@ fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     let act = Act::Create {
         noun: "routine",
         tool: CREATE_ROUTINE.name,
-        one: routines::GET_ROUTINE.name,
-        all: routines::LIST_ROUTINES.name,
+        shows_one: routines::GET_ROUTINE.name,
+        lists_all: routines::LIST_ROUTINES.name,
         reads_back: true,
     };
     let (accepted, created, id) = send_create(backend, act, "/api/routines", &body)?;
@@ -395,8 +395,8 @@ fn create_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
     let act = Act::Create {
         noun: "watch profile",
         tool: CREATE_WATCH_PROFILE.name,
-        one: profiles::GET_WATCH_PROFILE.name,
-        all: profiles::LIST_WATCH_PROFILES.name,
+        shows_one: profiles::GET_WATCH_PROFILE.name,
+        lists_all: profiles::LIST_WATCH_PROFILES.name,
         reads_back: false,
     };
     let (_, profile, id) = send_create(backend, act, "/api/profiles", &body)?;
@@ -471,17 +471,19 @@ fn strings(args: &Args, name: &str) -> Vec<String> {
 }
 
 fn activate_routine(backend: &mut Backend, args: &Args) -> ToolResult {
-    switch_routine(backend, args, "activate")
+    switch_routine(backend, args, true)
 }
 
 fn deactivate_routine(backend: &mut Backend, args: &Args) -> ToolResult {
-    switch_routine(backend, args, "deactivate")
+    switch_routine(backend, args, false)
 }
 
-fn switch_routine(backend: &mut Backend, args: &Args, action: &str) -> ToolResult {
+/// Puts a routine on the schedule (`on`) or takes it off.
+fn switch_routine(backend: &mut Backend, args: &Args, on: bool) -> ToolResult {
     let routine_id = args.required_int("routine_id")?;
+    let action = if on { "activate" } else { "deactivate" };
     let path = format!("/api/routines/{routine_id}/{action}");
-    let act = Act::Switch { routine_id, on: action == "activate" };
+    let act = Act::Switch { routine_id, on };
     let mut accepted = match accepted::send(backend, act, Method::Post, &path, None, Some("id"))? {
         Sent::Refused(reply) => return Err(backend::status_error(&reply)),
         Sent::Accepted(accepted) => accepted,
@@ -507,7 +509,7 @@ fn switch_routine(backend: &mut Backend, args: &Args, action: &str) -> ToolResul
         let problem = format!("its answer is about routine {id}, not routine {routine_id}");
         return Err(accepted.contradiction(&problem, quoted()));
     }
-    if is_active != (action == "activate") {
+    if is_active != on {
         let problem = format!(
             "its answer gave `is_active: {is_active}` for routine {routine_id}, the opposite of what \
              {action} asks, so this server cannot tell whether the routine is on the schedule"

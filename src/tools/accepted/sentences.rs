@@ -12,10 +12,10 @@ impl Act {
     /// did, for an answer that leaves its outcome unknown (contract-notes 26).
     pub(crate) fn write_check(&self) -> WriteCheck {
         let (would_have, check) = match self {
-            Act::Create { noun, tool, all, .. } => (
+            Act::Create { noun, tool, lists_all, .. } => (
                 format!("created a {noun}"),
                 format!(
-                    "{all} shows whether it did: check it before calling {tool} again, or there may be two."
+                    "{lists_all} shows whether it did: check it before calling {tool} again, or there may be two."
                 ),
             ),
             Act::Sweep => (
@@ -116,17 +116,17 @@ impl Accepted {
             // Only what came after the create failed, and for a tool that
             // reads the record back that is the read-back: the read tool
             // failed to show it just now, so it is not said to show it.
-            Act::Create { noun, tool, one, all, reads_back } => match (self.id, reads_back) {
+            Act::Create { noun, tool, shows_one, lists_all, reads_back } => match (self.id, reads_back) {
                 (Some(id), true) => format!(
                     "Do not call {tool} again: {noun} {id} was created even though its read-back did not \
-                     show it, and {one} may show it once resmon answers for it."
+                     show it, and {shows_one} may show it once resmon answers for it."
                 ),
                 (Some(id), false) => format!(
-                    "Do not call {tool} again: {noun} {id} was created; {one} may show it once resmon \
+                    "Do not call {tool} again: {noun} {id} was created; {shows_one} may show it once resmon \
                      answers for it."
                 ),
                 (None, _) => {
-                    format!("Do not call {tool} again, or there will be two: {all} shows the new one.")
+                    format!("Do not call {tool} again, or there will be two: {lists_all} shows the new one.")
                 }
             },
             Act::Sweep => "Do not call run_sweep again: that would start another run; list_executions \
