@@ -48,8 +48,7 @@ fuzz_target!(|data: &[u8]| {
     let tool = tools::TOOLS[index];
 
     let repeats = args::Repeats::in_object(rest);
-    let verdict = args::refuse_repeats(&repeats)
-        .and_then(|()| args::validate(&schemas()[index], &arguments));
+    let verdict = args::refuse_repeats(&repeats).and_then(|()| args::validate(&schemas()[index], &arguments));
     if let Err(error) = &verdict {
         assert_eq!(error.code, Code::InvalidArgument, "{error}");
         assert!(names_an_argument(error), "a refusal naming no argument: {}", error.to_json());
