@@ -8,6 +8,10 @@ use serde_json::{Map, Value, json};
 use super::accepted::{self, Act, Sent};
 use super::{Probe, Tool, nullable, object};
 use super::{profiles, routines, rows};
+
+mod warnings;
+
+use self::warnings::{keeping_warning, warning_of};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
 use crate::error::{ToolError, ToolResult};
@@ -212,6 +216,7 @@ fn send_create(
     act: Act,
     path: &str,
     body: &Value,
+    warning_key: &str,
 ) -> Result<(accepted::Accepted, Map<String, Value>, i64), ToolError> {
     let mut accepted = match accepted::send(backend, act, Method::Post, path, Some(body), Some("id"))? {
         Sent::Refused(reply) => return Err(backend::status_error(&reply)),
@@ -220,7 +225,7 @@ fn send_create(
     let created = accepted.object()?;
     match accepted.id() {
         Some(id) => Ok((accepted, created, id)),
-        None => Err(accepted.without_id(&created, "an integer `id`")),
+        None => Err(keeping_warning(accepted.without_id(&created, "an integer `id`"), &created, warning_key)),
     }
 }
 
@@ -233,15 +238,17 @@ fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
         lists_all: routines::LIST_ROUTINES.name,
         reads_back: true,
     };
-    let (accepted, created, id) = send_create(backend, act, "/api/routines", &body)?;
+    let (accepted, created, id) = send_create(backend, act, "/api/routines", &body, "entity_warning")?;
     // The routine exists from here on: whatever goes wrong reading it back,
-    // the answer opens with its creation (contract-notes 26).
+    // the answer opens with its creation (contract-notes 26), and keeps the
+    // warning resmon gave with it, which no later answer repeats.
+    let failed = |error: ToolError| keeping_warning(error, &created, "entity_warning");
     let record = backend
         .get_object(&format!("/api/routines/{id}"), &[])
-        .map_err(|error| accepted.fail("reading it back failed", Some(error)))?;
+        .map_err(|error| failed(accepted.fail("reading it back failed", Some(error))))?;
     let routine = rows::routine_record(&format!("GET /api/routines/{id}"), &record)
         .map(Value::Object)
-        .map_err(|error| accepted.fail("its read-back could not be used", Some(error)))?;
+        .map_err(|error| failed(accepted.fail("its read-back could not be used", Some(error))))?;
     // The read-back must be the routine just created: another id would put
     // another routine's settings in this answer.
     if routine["id"] != json!(id) {
@@ -249,11 +256,11 @@ fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
             "reading it back gave routine {} instead, so this server does not show it as the new one",
             routine["id"]
         );
-        return Err(accepted.fail(&problem, None).with_detail("read_back_id", routine["id"].clone()));
+        return Err(failed(accepted.fail(&problem, None).with_detail("read_back_id", routine["id"].clone())));
     }
-    let warning = created.get("entity_warning").cloned().filter(Value::is_string).unwrap_or(Value::Null);
+    let (warning, said) = warning_of(&created, "entity_warning");
     let not_kept = not_kept(args, &body, &record, &routine);
-    let mut detail = routine_detail(id, &routine, warning.as_str());
+    let mut detail = routine_detail(id, &routine, said.as_deref());
     if !not_kept.is_empty() {
         // An older resmon drops fields it does not know without a word; the
         // read-back is the only witness, so the answer says what it shows.
@@ -399,13 +406,13 @@ fn create_watch_profile(backend: &mut Backend, args: &Args) -> ToolResult {
         lists_all: profiles::LIST_WATCH_PROFILES.name,
         reads_back: false,
     };
-    let (_, profile, id) = send_create(backend, act, "/api/profiles", &body)?;
+    let (_, profile, id) = send_create(backend, act, "/api/profiles", &body, "basis_warning")?;
     // The row as resmon returned it, its JSON text decoded and any
     // credential-shaped value withheld. Nothing is added: the warning is
     // resmon's own or none, never one decided here from what was sent.
     let profile = Value::Object(rows::stored_profile(&Value::Object(profile)));
-    let warning = profile.get("basis_warning").cloned().filter(Value::is_string).unwrap_or(Value::Null);
-    let detail = profile_detail(id, &profile, warning.as_str());
+    let (warning, said) = warning_of(profile.as_object().unwrap_or(&Map::new()), "basis_warning");
+    let detail = profile_detail(id, &profile, said.as_deref());
     // Placement is the point: the warning first, then again in the sentence a
     // caller is most likely to repeat (contract 1.0 "Watch profiles…").
     Ok(json!({"basis_warning": warning, "detail": detail, "profile": profile}))

@@ -1326,3 +1326,30 @@ fn a_create_whose_id_is_not_an_integer_quotes_what_resmon_gave() {
     assert_eq!(error["detail"]["answered"]["id"], json!("12"), "{error}");
     assert_eq!(error["detail"]["applied"], json!(true), "{error}");
 }
+
+/// The warning a create's answer carries is said on every error after the
+/// create was accepted, since no later answer repeats it; and a warning in
+/// another shape than text is passed on, never said as none.
+#[test]
+fn a_creates_warning_survives_an_error_after_acceptance_and_any_shape() {
+    let mut bench = bench();
+    let warning = "None of these sources can be asked about an author, so it will find nothing.";
+    bench.fake.set_fault_for("POST", "/api/routines", Fault::SetKeys(json!({"entity_warning": warning})));
+    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::Status(500, String::new()));
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["detail"]["applied"], json!(true), "{error}");
+    assert_eq!(error["detail"]["entity_warning"], json!(warning), "{error}");
+    assert!(
+        message(&error).ends_with(&format!("resmon's answer to the create also warned: {warning}")),
+        "{error}"
+    );
+
+    bench.fake.clear_faults();
+    let odd = json!({"message": "Name only: matches may be another person's."});
+    bench.fake.set_fault_for("POST", "/api/profiles", Fault::SetKeys(json!({"basis_warning": odd})));
+    let answer = bench.ok("create_watch_profile", json!({"name": "Ada Example"}));
+    assert_eq!(answer["basis_warning"], odd, "{answer}");
+    let detail = answer["detail"].as_str().unwrap();
+    assert!(detail.contains("in a form this server does not read"), "{detail}");
+    assert!(!detail.contains("gave no basis warning"), "{detail}");
+}
