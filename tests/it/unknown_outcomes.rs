@@ -375,3 +375,22 @@ fn a_settings_write_answered_with_a_redirect_or_a_cut_short_5xx_reads_the_group_
     assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
     assert_eq!(error["detail"]["read_back"]["ai_model"]["state"], json!("unchanged"), "{error}");
 }
+
+/// A status line that is not HTTP/1.x as a client reads it (another version,
+/// a four-digit code) is no acceptance: nothing is said to have been created.
+#[test]
+fn a_malformed_status_line_is_no_acceptance() {
+    for first in ["HTTP/1.2 201 Created\r\n\r\n", "HTTP/1.1 2010 Created\r\n\r\n"] {
+        let fake = start_fake();
+        let mut session = Session::initialized(&env_for(&fake));
+        fake.set_fault_for(
+            "POST",
+            "/api/routines",
+            Fault::Preceded(first.into(), Box::new(Fault::CloseWithoutAnswer)),
+        );
+        let error = tool_error(&session.call("create_routine", serde_json::from_str(ROUTINE).unwrap()));
+        assert!(error["detail"].get("applied").is_none(), "{first:?}: {error}");
+        assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{first:?}: {error}");
+        assert!(message(&error).starts_with("resmon may have created a routine"), "{error}");
+    }
+}

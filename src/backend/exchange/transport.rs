@@ -97,6 +97,11 @@ pub(super) fn status_line(input: &[u8]) -> Result<Option<u16>, ()> {
     }
     let Some(end) = input.iter().position(|byte| *byte == b'\n') else { return Ok(None) };
     let line = &input[..end];
+    // As httparse reads it: HTTP/1.0 or HTTP/1.1, a space, three digits,
+    // then a space or the line's end; anything else is no status line.
+    if !matches!(line.get(7), Some(b'0' | b'1')) || !matches!(line.get(12), None | Some(b' ' | b'\r')) {
+        return Err(());
+    }
     let code = line.get(9..12).filter(|_| line.get(8) == Some(&b' ')).ok_or(())?;
     let text = std::str::from_utf8(code).map_err(|_| ())?;
     if !text.bytes().all(|byte| byte.is_ascii_digit()) {
@@ -283,5 +288,8 @@ mod tests {
         assert_eq!(status_line(b"SSH-2.0-OpenSSH"), Err(()));
         assert_eq!(status_line(b"HTTP/1.1 2x1 Odd\r\n"), Err(()));
         assert_eq!(status_line(b"HTTP/1.1  200 Odd\r\n"), Err(()));
+        assert_eq!(status_line(b"HTTP/1.2 201 Created\r\n"), Err(()), "no such version");
+        assert_eq!(status_line(b"HTTP/1.1 2010 Created\r\n"), Err(()), "four digits");
+        assert_eq!(status_line(b"HTTP/1.1 201\n"), Ok(Some(201)), "no reason phrase");
     }
 }
