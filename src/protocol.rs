@@ -191,6 +191,20 @@ impl Server {
         // call's arguments are read once more from the text, names only, so
         // that a repeated one is refused rather than resolved (contract-notes 30).
         let repeats = if method == "tools/call" {
+            // Which tool, and which arguments, must not be two things either:
+            // a card showing the first and this server acting on the last
+            // would disagree about the call itself.
+            let call = Repeats::at(line, &["params"]);
+            if let Some(key) = ["name", "arguments"].into_iter().find(|key| call.keys.contains_key(*key)) {
+                let error = rpc_error(
+                    INVALID_PARAMS,
+                    format!(
+                        "Invalid params: `{key}` is given more than once in this tools/call, so which \
+                         call was meant cannot be told; nothing was run. Give it once."
+                    ),
+                );
+                return Some(error_line(id, error));
+            }
             Repeats::at(line, &["params", "arguments"])
         } else {
             Repeats::default()

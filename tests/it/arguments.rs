@@ -205,3 +205,29 @@ fn the_call_subcommand_refuses_a_key_given_twice_on_its_command_line_and_on_stdi
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     refused_as_given_twice(&fake, &printed_answer("run_routine", &output), "routine_id", "stdin");
 }
+
+/// A tools/call whose params give the tool's name or its arguments twice is
+/// refused as a whole: which call was meant cannot be told, and nothing runs.
+#[test]
+fn a_tools_call_that_names_its_tool_or_arguments_twice_runs_nothing() {
+    let fake = start_fake();
+    let mut session = Session::initialized(&env_for(&fake));
+    fake.clear_requests();
+    for (id, line) in [
+        (
+            90,
+            r#"{"jsonrpc":"2.0","id":90,"method":"tools/call","params":{"name":"activate_routine","name":"deactivate_routine","arguments":{"routine_id":7}}}"#,
+        ),
+        (
+            91,
+            r#"{"jsonrpc":"2.0","id":91,"method":"tools/call","params":{"name":"run_routine","arguments":{"routine_id":7},"arguments":{"routine_id":8}}}"#,
+        ),
+    ] {
+        session.send_raw(line);
+        let answer = session.recv();
+        assert_eq!(answer["id"], json!(id), "{answer}");
+        assert_eq!(answer["error"]["code"], json!(-32602), "{answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().contains("more than once"), "{answer}");
+    }
+    assert!(fake.requests().is_empty(), "nothing reached resmon: {:?}", sent(&fake));
+}
