@@ -268,7 +268,7 @@ fn a_create_whose_fields_were_all_kept_says_nothing_was_lost() {
 
 /// A write that resmon accepted is never reported as if nothing happened.
 #[test]
-fn update_settings_says_a_saved_change_was_saved_when_the_read_back_fails() {
+fn update_settings_says_an_accepted_change_was_accepted_when_the_read_back_fails() {
     let (fake, mut session) = connected();
     fake.set_fault_after("GET", "/api/settings/ai", 1, Fault::Html500);
     let error = tool_error(
@@ -278,7 +278,7 @@ fn update_settings_says_a_saved_change_was_saved_when_the_read_back_fails() {
     assert_eq!(error["detail"]["applied"], true, "{error}");
     assert_eq!(error["detail"]["requested"], json!({"ai_model": "synthetic-model-3"}));
     assert!(
-        error["message"].as_str().unwrap().starts_with("resmon saved the change to the ai settings"),
+        error["message"].as_str().unwrap().starts_with("resmon accepted the change to the ai settings"),
         "{error}"
     );
     assert_eq!(fake.requests_to("PUT", "/api/settings/ai").len(), 1);

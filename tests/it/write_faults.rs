@@ -328,9 +328,9 @@ fn a_settings_read_back_that_fails_is_never_not_found() {
     assert_eq!(error["error"], "upstream_error", "{error}");
     assert_applied(
         &error,
-        "resmon saved the change to the ai settings (it answered 200), but reading the group back failed",
+        "resmon accepted the change to the ai settings (it answered 200), but reading the group back failed",
     );
-    assert!(message(&error).contains("repeating the call is not needed"), "{error}");
+    assert!(message(&error).contains("which values resmon kept is not known"), "{error}");
     assert_eq!(error["detail"]["requested"], json!({"ai_model": "synthetic-model-3"}));
     assert_eq!(bench.count("PUT", "/api/settings/ai"), 1);
 }
@@ -603,9 +603,9 @@ fn a_read_back_in_another_shape_is_an_error_after_acceptance_not_a_diff() {
             .error("update_settings", json!({"group": "ai", "settings": {"ai_model": "synthetic-model-3"}}));
         bench.fake.clear_faults();
         assert_eq!(error["error"], "upstream_error", "{error}");
-        assert_applied(&error, "resmon saved the change to the ai settings (it answered 200), but ");
+        assert_applied(&error, "resmon accepted the change to the ai settings (it answered 200), but ");
         assert!(message(&error).contains(said), "{error}");
-        assert!(message(&error).contains("It is done, and repeating the call is not needed"), "{error}");
+        assert!(message(&error).contains("which values resmon kept is not known"), "{error}");
         assert_eq!(error["detail"]["requested"], json!({"ai_model": "synthetic-model-3"}), "{error}");
         assert_eq!(bench.count("PUT", "/api/settings/ai"), 1, "put once, never again");
         assert_eq!(bench.count("GET", "/api/settings/ai"), 2);

@@ -84,7 +84,8 @@ impl Accepted {
             }
             Act::Switch { routine_id, on: true } => format!("resmon activated routine {routine_id}"),
             Act::Switch { routine_id, on: false } => format!("resmon deactivated routine {routine_id}"),
-            Act::Settings { group } => format!("resmon saved the change to the {group} settings"),
+            // A 2xx says the write was taken; only a read-back shows what was kept.
+            Act::Settings { group } => format!("resmon accepted the change to the {group} settings"),
         }
     }
 
@@ -146,8 +147,11 @@ impl Accepted {
                     "It is done, and repeating the call is not needed; get_routine {routine_id} shows its state."
                 )
             }
-            Act::Settings { .. } => "It is done, and repeating the call is not needed; check the values in \
-                the resmon app's settings before changing them again."
+            // A 2xx says resmon took the write, not which values it kept:
+            // only the read-back shows that, and it is what failed here.
+            Act::Settings { .. } => "What the group holds now was not read, so which values resmon kept is \
+                not known: check them in the resmon app's settings before changing them again (sending \
+                the same values again changes nothing more)."
                 .to_string(),
         }
     }

@@ -82,13 +82,25 @@ pub(super) fn read_back(backend: &mut Backend, asked: &Asked, error: ToolError) 
         ),
         // Whether resmon wrote them or they were so already, the group
         // holds what was asked: that is what is said, and no more.
-        Ok(_) if states.iter().all(|(_, state, _)| *state == State::Set) => (
-            format!(
-                "The {group} settings now hold every value asked for (read back just now), although \
-                 {went_wrong}. Nothing more needs doing, and repeating the call is not needed."
-            ),
-            true,
-        ),
+        Ok(after) if states.iter().all(|(_, state, _)| *state == State::Set) => {
+            // A key nobody asked about that changed is a change the person
+            // must see (contract-notes 13), here as on a plain success.
+            let (changed, _) = changes(asked.before, after);
+            let unasked: Vec<&str> =
+                changed.keys().map(String::as_str).filter(|key| !asked.sent.contains_key(*key)).collect();
+            let also = if unasked.is_empty() {
+                String::new()
+            } else {
+                format!(" Also changed without being asked for: {}.", quoted_list(&unasked, "", ""))
+            };
+            (
+                format!(
+                    "The {group} settings now hold every value asked for (read back just now), although \
+                     {went_wrong}.{also} Nothing more needs doing, and repeating the call is not needed."
+                ),
+                true,
+            )
+        }
         Ok(_) => (
             format!(
                 "{}: {went_wrong}, and reading the group back shows {}. `detail.read_back` has each \
