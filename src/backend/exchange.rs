@@ -116,7 +116,9 @@ impl Backend {
     /// is waited for (the connection is then closed rather than reused), and
     /// a head or body that stalls or breaks off costs nothing. For a write
     /// whose answer the tool never reads, such as the settings PUT, which is
-    /// followed by a read-back (contract-notes 26).
+    /// followed by a read-back (contract-notes 26); that request also gives
+    /// up half a write's margin of the call's deadline, which the read-back
+    /// keeps, so that an answer the deadline cut off can still be checked.
     pub(crate) fn status_only(&mut self, method: Method, path: &str) {
         self.status_only = Some(format!("{} {path}", method.as_str()));
     }
@@ -146,13 +148,16 @@ impl Backend {
     /// read needs a moment, a write a whole second (a quarter of the bound
     /// when the bound is under 4 s), since a write cut off mid-flight leaves
     /// the person not knowing whether it happened.
+    /// What a write needs left of the call to be sent (contract-notes 4):
+    /// a second, or a quarter of the bound when that is shorter.
+    fn write_margin(&self) -> Duration {
+        Duration::from_secs(1).min(self.request_timeout / 4)
+    }
+
     pub(super) fn check_deadline(&self, method: Method, route: &str) -> Result<(), ToolError> {
         let moment = Duration::from_millis(5);
-        let needed = if method != Method::Get && self.may_change(route) {
-            Duration::from_secs(1).min(self.request_timeout / 4)
-        } else {
-            moment
-        };
+        let needed =
+            if method != Method::Get && self.may_change(route) { self.write_margin() } else { moment };
         let left = self.time_left();
         if self.deadline.is_none() || left >= needed {
             return Ok(());
@@ -229,6 +234,11 @@ impl Backend {
             return Err(self.deadline_passed(Some(&base), &route));
         }
         let status_only = self.status_only.as_deref() == Some(route.as_str());
+        // The one status-only route is a write that is always read back (the
+        // settings PUT): it leaves half its write margin to that read-back,
+        // so that an answer lost to the deadline can still be checked.
+        let remaining =
+            if status_only { remaining.saturating_sub(self.write_margin() / 2) } else { remaining };
         *seen(&self.watch) = Seen { watching: true, stop_at_success: status_only, ..Seen::default() };
         let result = match method {
             Method::Get => prepared(self.agent.get(&url), candidate, remaining, query).call(),

@@ -394,3 +394,18 @@ fn a_malformed_status_line_is_no_acceptance() {
         assert!(message(&error).starts_with("resmon may have created a routine"), "{error}");
     }
 }
+
+/// A settings PUT whose answer never comes leaves time for the read-back
+/// that tells what the group holds: the deadline does not swallow it.
+#[test]
+fn a_settings_write_that_stalls_past_the_deadline_is_still_read_back() {
+    let fake = start_fake();
+    let mut env = env_for(&fake);
+    env.push(("RESMON_MCP_TIMEOUT_MS".into(), "1500".into()));
+    let mut session = Session::initialized(&env);
+    fake.set_fault_for("PUT", "/api/settings/ai", Fault::Hang);
+    let error = settings_call(&mut session, "synthetic-model-2");
+    assert_eq!(error["detail"]["read_back"]["ai_model"]["state"], json!("unchanged"), "{error}");
+    assert!(error["detail"].get("read_back_failure").is_none(), "the read-back had time: {error}");
+    assert_eq!(fake.requests_to("GET", "/api/settings/ai").len(), 2, "read before and after");
+}
