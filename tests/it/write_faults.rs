@@ -1152,7 +1152,8 @@ fn update_settings_reads_back_as_soon_as_the_puts_2xx_status_line_arrives() {
         assert_eq!(bench.count("PUT", "/api/settings/ai"), 1, "{fault:?}");
         assert_eq!(bench.count("GET", "/api/settings/ai"), 2, "{fault:?}: read before and after");
     }
-    // A PUT whose only status was an interim 100 was not accepted.
+    // A PUT whose only status was an interim 100 was not accepted: its
+    // outcome is unknown, and the group is read back to tell (contract-notes 26).
     bench.fake.clear_requests();
     bench.fake.set_fault_for(
         "PUT",
@@ -1163,7 +1164,8 @@ fn update_settings_reads_back_as_soon_as_the_puts_2xx_status_line_arrives() {
         bench.error("update_settings", json!({"group": "ai", "settings": {"ai_model": "claude-opus-4-1"}}));
     assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
     assert!(error["detail"].get("applied").is_none(), "{error}");
-    assert_eq!(bench.count("GET", "/api/settings/ai"), 1, "no read-back without acceptance");
+    assert_eq!(error["detail"]["read_back"]["ai_model"]["state"], json!("unchanged"), "{error}");
+    assert_eq!(bench.count("GET", "/api/settings/ai"), 2, "read before and after");
 }
 
 // ------------------------------------------------------------------ redirects
