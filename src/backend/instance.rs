@@ -94,12 +94,23 @@ impl Backend {
                     instance.candidate.port
                 ));
                 self.check_deadline(Method::Get, &route)?;
-                // The file gone or naming nothing that answers: resmon is
-                // not running, which the first refusal already says, with
-                // the address that was tried.
+                // The file gone: resmon is not running, which the first
+                // refusal already says, with the address that was tried.
+                // Anything else the file, read again, led to (another port
+                // without its token, a health answer that is not resmon's)
+                // is what was seen last, and is said, beside the first port.
                 instance = match self.instance() {
                     Ok((found, _)) => found,
-                    Err(_) => return Err(error),
+                    Err(again)
+                        if again.detail.contains_key("port_file")
+                            && again.detail.get("problem") == Some(&json!("absent")) =>
+                    {
+                        return Err(error);
+                    }
+                    Err(again) => {
+                        let first = json!(instance.candidate.base_url());
+                        return Err(again.with_detail("first_tried", first));
+                    }
                 };
                 if let Some(expected) = self.pinned.clone()
                     && path != "/api/health"

@@ -816,3 +816,24 @@ fn a_resmon_restarted_on_another_port_is_found_again_through_its_port_file() {
     assert_eq!(error["error"], "backend_unavailable", "{error}");
     assert!(error["message"].as_str().unwrap().contains("not running"), "{error}");
 }
+
+/// When the port file, read again, names a port without its token file, the
+/// answer says that, what was seen last, rather than that resmon is not
+/// running.
+#[test]
+fn a_port_file_read_again_that_leads_to_a_port_without_its_token_says_so() {
+    let dir = TempDir::new();
+    let first = start_fake_at(dir.path());
+    let mut session = Session::initialized(&env_for(&first));
+    structured(&session.call("health", json!({})));
+    first.stop();
+    let second = start_fake_at(dir.path());
+    std::fs::remove_file(second.token_file()).unwrap();
+    let error = tool_error(&session.call("list_routines", json!({})));
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    let text = error["message"].as_str().unwrap();
+    assert!(text.contains(&format!("no token file for port {}", second.port())), "{text}");
+    assert!(!text.contains("not running on the port this server was given"), "{text}");
+    assert_eq!(error["detail"]["first_tried"], json!(first.base_url()), "{error}");
+    assert!(second.requests().is_empty(), "nothing went to a port without its token");
+}
