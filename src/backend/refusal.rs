@@ -320,10 +320,17 @@ fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: O
     let quoted =
         |names: &[String]| names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ");
     let message = if named_choices.is_empty() {
+        // resmon's own sentence is the reason it gave; a release mismatch
+        // is offered only when it gave none.
+        let likely = if sentence.is_some() {
+            ""
+        } else {
+            " It may be older or newer than contract 1.0 expects; check that resmon and this server are \
+             matching releases."
+        };
         format!(
             "{} refused {route} ({}{said}), and nothing shows that an argument of this call \
-             was at fault. It may be older or newer than contract 1.0 expects; check that resmon \
-             and this server are matching releases.",
+             was at fault.{likely}",
             release_name(version),
             reply.status
         )

@@ -1118,7 +1118,10 @@ fn an_unexplained_400_to_a_bodiless_write_blames_no_argument() {
         );
         let error = tool_error(&bench.call(tool, json!({"routine_id": 8})));
         assert_eq!(error["error"], "upstream_error", "{tool}: {error}");
-        assert!(error["message"].as_str().unwrap().contains("nothing shows that an argument"), "{error}");
+        let text = error["message"].as_str().unwrap();
+        assert!(text.contains("nothing shows that an argument"), "{error}");
+        // resmon gave its reason: no release mismatch is guessed beside it.
+        assert!(text.contains("Something is wrong.") && !text.contains("matching releases"), "{error}");
     }
     // The create's own 400 with a sentence is still the caller's.
     let mut bench = bench();
