@@ -9,8 +9,11 @@
 //! ever (the token must not reach one); redirects are errors, never followed;
 //! connect within 3 s; every request of one tool call shares that call's
 //! deadline; bodies read incrementally up to a cap; every request carries the
-//! bearer token and `Host: 127.0.0.1:<port>` and no `Origin`. The one resend
-//! is after `401 token_invalid`, which the guard answers before any work.
+//! bearer token and `Host: 127.0.0.1:<port>` and no `Origin`. A request goes
+//! again only as contract-notes 18 says: after `401 token_invalid` (the guard
+//! answers it before any work), after a refused connection at a port a port
+//! file named (the file read again), and a GET whose kept connection closed
+//! before any answer.
 
 mod exchange;
 mod instance;
@@ -180,7 +183,8 @@ pub struct Backend {
     caller_fields: Vec<String>,
     /// The current caller's values that the tool's schema offers.
     offered: Vec<Offered>,
-    /// Whether this call already used its one resend after a 401.
+    /// Whether this call already used its one resend (after a 401, or after
+    /// a refused connection sent it to what the port file names now).
     resent: bool,
     /// The runtime id the current call is pinned to, if any.
     pinned: Option<String>,

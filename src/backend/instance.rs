@@ -1,7 +1,8 @@
 //! The instance: discovery on first use and its confirmation by an
 //! authenticated health request (contract-notes 3), the cache of it for
-//! the session, the one resend after `401 token_invalid` (contract-notes
-//! 18), the identity preflight of a pinned call (`checked_health`), and the
+//! the session, the resends contract-notes 18 allows (after `401
+//! token_invalid`, after a refused connection at a port a port file named,
+//! a GET whose kept connection closed), the identity preflight of a pinned call (`checked_health`), and the
 //! release the confirmed resmon reported.
 //!
 //! It decides where a request goes and whether it goes again, and whether
@@ -59,7 +60,7 @@ impl Backend {
     }
 
     /// Sends one request to the confirmed instance, discovering it first when
-    /// none is cached. Never to any other port. Resent at most once, after a
+    /// none is cached. Never to a port that nothing named. Resent at most once, after a
     /// `401 token_invalid` from a cached instance: resmon restarted on the
     /// same port with a new token, and its guard refused before doing any
     /// work, so sending again to the rediscovered instance repeats nothing
