@@ -88,15 +88,40 @@ pub(super) fn judge_health(reply: &Reply, expected: Option<&str>) -> Result<Valu
 /// The answer to the health request that would confirm a candidate, when
 /// it is not resmon's health report: whatever holds the port is not used.
 pub(super) fn not_resmons_health(candidate: &Candidate, reply: &Reply) -> ToolError {
-    ToolError::new(
-        Code::BackendUnavailable,
-        format!(
-            "Something answers on port {} but it did not answer as resmon does (status {}, not \
-             resmon's health report), so it was not used. Check that {} names the right instance.",
-            candidate.port, reply.status, candidate.named_by
+    let port = candidate.port;
+    let named_by = &candidate.named_by;
+    let line = status_text(reply.status);
+    let body = if is_json(reply) { reply.json().ok() } else { None };
+    let reported =
+        body.as_ref().and_then(|body| body.get("status")).and_then(Value::as_str).map(str::to_string);
+    let said = own_sentence(reply);
+    // What was seen first: an answer in resmon's own form that is not "ok"
+    // is most likely resmon not ready (starting, unwell); anything else on
+    // the port is most likely another program.
+    let message = match (reported, said) {
+        (Some(reported), _) => format!(
+            "Something on port {port} ({named_by} names that port) answered its health check with \
+             status \"{reported}\" ({line}) rather than \"ok\": if it is resmon, it is running but says it \
+             is not ready, so wait a moment and call again. If it keeps saying so, restart resmon; if it \
+             is not resmon, check that {named_by} names the right instance."
         ),
-    )
-    .with_detail("status", json!(reply.status))
+        (None, Some(said)) => format!(
+            "Something on port {port} ({named_by} names that port) answered its health check with \
+             {line} and said \"{said}\": if it is resmon, it may be starting up or unwell, so wait a \
+             moment and call again. If it keeps saying so, restart resmon; if it is not resmon, check \
+             that {named_by} names the right instance."
+        ),
+        (None, None) if reply.status >= 500 => format!(
+            "Something on port {port} ({named_by} names that port) answered its health check with \
+             {line} and nothing more: if it is resmon, it may be starting up or unwell, so wait a moment \
+             and call again; otherwise check that {named_by} names the right instance."
+        ),
+        (None, None) => format!(
+            "Something answers on port {port} but not as resmon does ({line}, not resmon's health \
+             report), so it was not used. Check that {named_by} names the right instance."
+        ),
+    };
+    ToolError::new(Code::BackendUnavailable, message).with_detail("status", json!(reply.status))
 }
 
 /// The web framework's own 404 (`{"detail": "Not Found"}`), which resmon

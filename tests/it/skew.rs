@@ -696,3 +696,28 @@ fn check_says_when_the_runs_list_is_not_a_list() {
     }
     assert!(requests.iter().all(|r| !r.path.ends_with("/references")), "a references route was asked");
 }
+
+/// A health answer in resmon's own form that is not "ok" is said as what
+/// it is (resmon not ready, most likely), before the wrong-instance cause.
+#[test]
+fn a_health_answer_that_is_not_ok_is_said_as_resmon_not_ready_first() {
+    let fake = crate::harness::start_fake();
+    let env = crate::harness::env_for(&fake);
+    for (fault, said) in [
+        (
+            Fault::SetKeys(json!({"status": "degraded"})),
+            "status \"degraded\" (200 OK) rather than \"ok\": if it is resmon, it is running but says it is not ready",
+        ),
+        (
+            Fault::Status(503, r#"{"detail": "starting up"}"#.into()),
+            "503 Service Unavailable and said \"starting up\": if it is resmon, it may be starting up or unwell",
+        ),
+    ] {
+        fake.set_fault_for("GET", "/api/health", fault);
+        let mut session = crate::harness::Session::initialized(&env);
+        let error = tool_error(&session.call("list_routines", json!({})));
+        assert_eq!(error["error"], "backend_unavailable", "{error}");
+        assert!(error["message"].as_str().unwrap().contains(said), "{error}");
+        fake.clear_faults();
+    }
+}
