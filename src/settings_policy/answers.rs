@@ -79,6 +79,10 @@ const IDENTIFIER_NAMES: [&str; 1] = ["notice_key"];
 /// The shortest value under a `…_key` name that is taken for a secret.
 const SECRET_LENGTH: usize = 16;
 
+/// The shortest credential taken out of free text (after `Bearer`, or as a
+/// `name=value` whose name holds a credential): keys and tokens are longer.
+const SHORTEST_SECRET_IN_TEXT: usize = 8;
+
 /// What stands in for a value that is not shown, where a key's value was.
 pub(crate) fn withheld() -> Value {
     json!({"withheld": true})
@@ -267,7 +271,9 @@ fn query_value(text: &str, equals: usize) -> Option<(usize, usize)> {
         .iter()
         .position(|byte| ends_a_value(*byte))
         .map_or(bytes.len(), |at| value_start + at);
-    if name_start == equals || value_start == value_end {
+    // A value shorter than any key or token (`token=4096` in a sentence about
+    // a model's limits, `key=value` as an example) is prose, not a secret.
+    if name_start == equals || value_end - value_start < SHORTEST_SECRET_IN_TEXT {
         return None;
     }
     holds_credential(&text[name_start..equals], Some(&text[value_start..value_end]))
@@ -284,7 +290,10 @@ fn in_a_bearer_token(byte: u8) -> bool {
 fn bearer_credentials(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
     const SCHEME: &[u8] = b"bearer";
     let word = bytes.get(at..at + SCHEME.len())?;
-    if !word.eq_ignore_ascii_case(SCHEME) || (at > 0 && bytes[at - 1].is_ascii_alphanumeric()) {
+    // The scheme stands on its own (after a space, a colon, a quote), never
+    // at the end of a compound (`Tumor-bearer`, `load_bearer`).
+    let joined = at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || matches!(bytes[at - 1], b'-' | b'_'));
+    if !word.eq_ignore_ascii_case(SCHEME) || joined {
         return None;
     }
     let after = at + SCHEME.len();
@@ -295,10 +304,14 @@ fn bearer_credentials(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
     let mut end = start + bytes[start..].iter().take_while(|byte| in_a_bearer_token(**byte)).count();
     end += bytes[end..].iter().take_while(|byte| **byte == b'=').count();
     let credentials = &bytes[start..end];
-    // Prose uses the word too (`the bearer of a mutation`, `a Bearer token`):
-    // what follows it there is a short word of letters, which no token is.
-    let a_word = credentials.len() < SECRET_LENGTH && credentials.iter().all(u8::is_ascii_alphabetic);
-    (!credentials.is_empty() && !a_word).then_some((start, end))
+    // Prose uses the word too (`the bearer of a mutation`, `ring bearer 2`,
+    // `the bearer Superconductivity question`): what follows it there is a
+    // short word, or a word of letters only, which a token is not: a token
+    // is at least `SHORTEST_SECRET_IN_TEXT` long and holds a digit or a
+    // symbol, unless it is very long.
+    let token_like = credentials.len() >= SHORTEST_SECRET_IN_TEXT
+        && (credentials.len() >= 24 || credentials.iter().any(|byte| !byte.is_ascii_alphabetic()));
+    token_like.then_some((start, end))
 }
 
 #[cfg(test)]

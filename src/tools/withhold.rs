@@ -292,14 +292,14 @@ mod tests {
 
     #[test]
     fn an_errors_fields_are_judged_by_the_answer_side_rule() {
-        let error = ToolError::new(Code::UpstreamError, "resmon said: Bearer T6 is not valid")
+        let error = ToolError::new(Code::UpstreamError, "resmon said: Bearer T6-a1b2c3d4 is not valid")
             .with_detail("token_file", json!("/state/api-token-8765"))
             .with_detail("keys", json!(["ai_api_key"]))
             .with_detail("credential_shaped", json!(["ai_api_key"]))
             .with_detail(
                 "answered",
                 json!({"id": 7, "auth": "T1", "note": "{\"secret\": \"T2\"}", "max_tokens": 5,
-                       "url": "https://x.org/?api_key=T5", "openai_key": "sk-4f9aB82c71dE0a9b3C5d"}),
+                       "url": "https://x.org/?api_key=T5-k3y-9af2", "openai_key": "sk-4f9aB82c71dE0a9b3C5d"}),
             )
             .with_detail("session_token", json!("T3"))
             .with_detail(
