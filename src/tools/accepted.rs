@@ -147,7 +147,8 @@ impl Accepted {
             );
             return Err(self.contradiction(&problem, twice));
         }
-        self.id = self.id_key.and_then(|key| object.get(key)).and_then(Value::as_i64);
+        // A record's id is 1 or more (contract-notes 29); 0 or below names none.
+        self.id = self.id_key.and_then(|key| object.get(key)).and_then(Value::as_i64).filter(|id| *id > 0);
         Ok(object)
     }
 
@@ -299,6 +300,15 @@ fn lost_connection(cause: &ToolError) -> bool {
     });
     cause.code == Code::BackendUnavailable
         && (connection_kind || detail("deadline_s").is_some() || detail("sent") == Some(&json!(false)))
+}
+
+/// Whether a run's answer says it was queued rather than started: a 202,
+/// `queued: true`, or a queue position (contract-notes 26). The one reading
+/// of "queued" for the run's answer, its sentence and its contradictions.
+pub(crate) fn says_queued(status: u16, answer: &Value) -> bool {
+    status == 202
+        || answer.get("queued").and_then(Value::as_bool) == Some(true)
+        || answer.get("queue_position").is_some_and(|position| !position.is_null())
 }
 
 /// One value of resmon's answer as a sentence may quote it: compact JSON,

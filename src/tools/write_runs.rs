@@ -205,7 +205,7 @@ fn run_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     };
     let object = accepted.object()?;
     read_run_answer(&mut accepted, routine_id, &object)?;
-    let answer = run_answer(routine_id, accepted.status() == 202, &Value::Object(object.clone()));
+    let answer = run_answer(routine_id, accepted.status(), &Value::Object(object.clone()));
     // Started means an execution to poll: a start without its id would leave
     // the caller nothing to follow, so it is not reported as a start.
     if answer["queued"] == json!(false) && !answer["execution_id"].is_i64() {
@@ -295,7 +295,7 @@ fn started_and_queued(accepted: &mut accepted::Accepted, answer: &Map<String, Va
     let accepted_later = accepted.status() == 202;
     let queued = answer.get("queued");
     let position = answer.get("queue_position").filter(|position| !position.is_null());
-    let said_queued = accepted_later || queued == Some(&json!(true)) || position.is_some();
+    let said_queued = accepted::says_queued(accepted.status(), &Value::Object(answer.clone()));
     let execution_id = answer.get("execution_id").filter(|id| !id.is_null());
     let said_started =
         execution_id.is_some() || ((accepted_later || position.is_some()) && queued == Some(&json!(false)));
@@ -330,8 +330,8 @@ fn started_and_queued(accepted: &mut accepted::Accepted, answer: &Map<String, Va
 /// Started (200) and queued (202) share one shape whose nullable fields are
 /// always present (contract-notes 7); `queued` is decided by the status as well
 /// as the body, so a queued run can never be read as started.
-fn run_answer(routine_id: i64, accepted_later: bool, answer: &Value) -> Value {
-    let queued = accepted_later || answer.get("queued").and_then(Value::as_bool) == Some(true);
+fn run_answer(routine_id: i64, status: u16, answer: &Value) -> Value {
+    let queued = accepted::says_queued(status, answer);
     let field = |name: &str| answer.get(name).cloned().unwrap_or(Value::Null);
     json!({
         "queued": queued,
@@ -359,12 +359,11 @@ mod tests {
 
     #[test]
     fn a_queued_run_never_reports_an_execution_id() {
-        let answer =
-            run_answer(7, true, &json!({"execution_id": 5, "queue_position": 2, "detail": "queued"}));
+        let answer = run_answer(7, 202, &json!({"execution_id": 5, "queue_position": 2, "detail": "queued"}));
         assert_eq!(answer["queued"], json!(true));
         assert_eq!(answer["execution_id"], Value::Null);
         assert_eq!(answer["queue_position"], json!(2));
-        let started = run_answer(7, false, &json!({"execution_id": 5, "was_inactive": true}));
+        let started = run_answer(7, 200, &json!({"execution_id": 5, "was_inactive": true}));
         assert_eq!(started["queued"], json!(false));
         assert_eq!(started["execution_id"], json!(5));
         assert_eq!(started["queue_position"], Value::Null);

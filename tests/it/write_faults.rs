@@ -1264,11 +1264,24 @@ fn a_read_that_posts_its_question_is_never_said_to_maybe_have_changed_resmon() {
 #[test]
 fn a_run_is_said_as_started_only_when_its_answer_says_so() {
     let mut bench = bench();
+    // A queue position alone says queued, and with no id that is the whole
+    // answer, not an error about a started run's missing id.
+    finish_runs(&bench.fake);
+    bench.fake.state().run_limit = 3;
+    bench.fake.set_fault_for(
+        "POST",
+        "/api/routines/8/run",
+        Fault::SetKeys(json!({"execution_id": null, "queued": null, "queue_position": 3})),
+    );
+    let answer = bench.ok("run_routine", json!({"routine_id": 8}));
+    bench.fake.clear_faults();
+    assert_eq!(
+        (answer["queued"].clone(), answer["queue_position"].clone()),
+        (json!(true), json!(3)),
+        "{answer}"
+    );
+    assert_eq!(answer["execution_id"], Value::Null, "{answer}");
     let cases = [
-        (
-            Fault::SetKeys(json!({"execution_id": null, "queued": null, "queue_position": 3})),
-            "resmon queued a run of routine 8 (it answered 200)",
-        ),
         (Fault::NonJson200, "resmon started or queued a run of routine 8 (it answered 200)"),
         (Fault::Status(200, String::new()), "resmon started or queued a run of routine 8 (it answered 200)"),
     ];

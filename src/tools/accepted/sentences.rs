@@ -2,8 +2,6 @@
 //! write's act, its status and id, and whether the call may be repeated.
 //! The rule that decides when these are said stays in the parent.
 
-use serde_json::Value;
-
 use super::{Accepted, Act};
 use crate::backend::WriteCheck;
 
@@ -72,10 +70,12 @@ impl Accepted {
                 // under its key. With neither, only "started or queued" is
                 // known, whatever else the body held.
                 let queued = self.status == 202
-                    || self.body.as_ref().ok().and_then(|reply| reply.json().ok()).is_some_and(|answer| {
-                        answer.get("queued").and_then(Value::as_bool) == Some(true)
-                            || answer.get("queue_position").is_some_and(|position| !position.is_null())
-                    });
+                    || self
+                        .body
+                        .as_ref()
+                        .ok()
+                        .and_then(|reply| reply.json().ok())
+                        .is_some_and(|answer| super::says_queued(self.status, &answer));
                 match (self.id, queued) {
                     (Some(id), false) => format!("resmon started run {id} of routine {routine_id}"),
                     (_, true) => format!("resmon queued a run of routine {routine_id}"),
