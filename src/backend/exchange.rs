@@ -181,8 +181,8 @@ impl Backend {
         )
         .with_detail("route", json!(route))
         .with_detail("sent", json!(false))
-        .with_detail("deadline_s", json!(self.request_timeout.as_secs_f32()))
-        .with_detail("time_left_s", json!((left.as_secs_f32() * 100.0).round() / 100.0))
+        .with_detail("deadline_s", json!(seconds(self.request_timeout)))
+        .with_detail("time_left_s", json!(seconds(left)))
         .with_top_level("tried", json!(base.into_iter().collect::<Vec<_>>())))
     }
 
@@ -200,7 +200,7 @@ impl Backend {
         )
         .with_detail("route", json!(route))
         .with_detail("sent", json!(false))
-        .with_detail("deadline_s", json!(self.request_timeout.as_secs_f32()))
+        .with_detail("deadline_s", json!(seconds(self.request_timeout)))
         .with_top_level("tried", json!(base.into_iter().collect::<Vec<_>>()))
     }
 
@@ -337,4 +337,11 @@ fn prepared<B>(
         .header("Host", format!("127.0.0.1:{}", candidate.port))
         .header("Authorization", format!("Bearer {}", candidate.token))
         .query_pairs(query.iter().map(|(key, value)| (*key, value.as_str())))
+}
+
+/// A duration as a detail field gives it: seconds to the millisecond, read
+/// from the exact value, so that 0.3 s is written 0.3 and not as the nearest
+/// `f32` widened (0.30000001192092896).
+pub(super) fn seconds(duration: Duration) -> f64 {
+    (duration.as_secs_f64() * 1000.0).round() / 1000.0
 }

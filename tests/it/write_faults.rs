@@ -1165,6 +1165,7 @@ fn update_settings_reads_back_as_soon_as_the_puts_2xx_status_line_arrives() {
     assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
     assert!(error["detail"].get("applied").is_none(), "{error}");
     assert_eq!(error["detail"]["read_back"]["ai_model"]["state"], json!("unchanged"), "{error}");
+    assert!(message(&error).contains("only with the interim status 100"), "{error}");
     assert_eq!(bench.count("GET", "/api/settings/ai"), 2, "read before and after");
 }
 

@@ -93,7 +93,7 @@ impl Backend {
         .with_detail("status", json!(status))
         .with_detail("body_unread", json!(unread));
         if unread == "timed_out" {
-            out = out.with_detail("deadline_s", json!(deadline));
+            out = out.with_detail("deadline_s", json!(super::seconds(self.request_timeout)));
         }
         if code == Code::BackendUnavailable {
             out = out.with_top_level("tried", json!([instance.candidate.base_url()]));
@@ -196,7 +196,7 @@ impl Backend {
                     ),
                 )
                 .with_detail("route", json!(route))
-                .with_detail("deadline_s", json!(self.request_timeout.as_secs_f32()))
+                .with_detail("deadline_s", json!(super::seconds(self.request_timeout)))
                 .with_top_level("tried", tried),
             ),
             ureq::Error::Protocol(_) => unknown_outcome(
@@ -228,7 +228,8 @@ impl Backend {
                 // A connection kept from an earlier request was accepted for
                 // that one: said as the kept connection it was, the idle close
                 // that a server may make just as it is reused named first.
-                let what = if fresh_connection {
+                // An interim status came on it, so it was not idle.
+                let what = if fresh_connection || interim.is_some() {
                     format!(
                         "{subject} accepted the connection for {route} and then {did} it {without_answer}."
                     )

@@ -159,7 +159,13 @@ fn went_wrong(error: &ToolError, path: &str) -> String {
     let route = format!("PUT {path}");
     match error.detail.get("status").and_then(Value::as_u64).and_then(|status| u16::try_from(status).ok()) {
         Some(status) => format!("resmon answered {route} with {}", status_text(status)),
-        None => format!("no status of resmon's answer to {route} was read"),
+        None => match error.detail.get("interim_status").and_then(Value::as_u64) {
+            Some(interim) => format!(
+                "resmon answered {route} only with the interim status {interim}, which says nothing of \
+                 the outcome"
+            ),
+            None => format!("no status of resmon's answer to {route} was read"),
+        },
     }
 }
 
