@@ -337,7 +337,7 @@ fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: O
         fields.iter().all(|field| is_caller(field))
     };
     if only_callers {
-        return error;
+        return callers_refusal(reply, error, sentence);
     }
     let version = reply.backend_version.as_deref();
     let route = route_template(&reply.route);
@@ -390,6 +390,40 @@ fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: O
         out.detail.insert("arguments".into(), json!(named_callers));
     }
     out
+}
+
+/// A refusal that is the caller's: resmon's own sentence when it gave one,
+/// otherwise what its validation list says of each field (the field and
+/// resmon's words), so the person sees what to change.
+fn callers_refusal(reply: &Reply, error: ToolError, sentence: Option<&str>) -> ToolError {
+    if sentence.is_some() {
+        return error;
+    }
+    let problems: Vec<String> = error
+        .detail
+        .get("problems")
+        .and_then(Value::as_array)
+        .map(|problems| {
+            problems
+                .iter()
+                .filter_map(|problem| {
+                    let field = problem_field(problem)?;
+                    let msg = problem.get("msg").and_then(Value::as_str).unwrap_or("refused");
+                    Some(format!("`{field}`: {msg}"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if problems.is_empty() {
+        return error;
+    }
+    let message = format!(
+        "resmon refused what this call asked for ({} to {}): {}.",
+        status_text(reply.status),
+        reply.route,
+        problems.join("; ")
+    );
+    ToolError { message, ..error }
 }
 
 /// Path parameters carry the ids the caller named (`routine_id`, `exec_id`).

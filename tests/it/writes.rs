@@ -522,7 +522,7 @@ fn a_422_on_a_field_this_server_filled_in_names_it_and_blames_no_argument() {
         (routine.clone(), vec!["parameters", "keywords", "0"]),
         (routine.clone(), vec!["parameters", "repositories", "0"]),
         (
-            json!({"name": "R", "sources": ["arxiv"], "schedule": "0 8 * * 1", "entity": {"profile_id": 5, "mode": "new_papers"}}),
+            json!({"name": "R", "keywords": [], "sources": ["arxiv"], "schedule": "0 8 * * 1", "entity": {"profile_id": 5, "mode": "new_papers"}}),
             vec!["parameters", "entity", "profile_id"],
         ),
         (routine, vec!["schedule_cron"]),
@@ -536,6 +536,9 @@ fn a_422_on_a_field_this_server_filled_in_names_it_and_blames_no_argument() {
         bench.fake.override_response("POST", "/api/routines", 422, &[], &body.to_string());
         let error = tool_error(&bench.call("create_routine", arguments));
         assert_eq!(error["error"], "invalid_argument", "{loc:?}: {error}");
+        // The field resmon refused and its words are in the sentence.
+        let said = format!("`{}`: Value error", loc.join("."));
+        assert!(error["message"].as_str().unwrap().contains(&said), "{loc:?}: {error}");
     }
 }
 
@@ -1132,7 +1135,9 @@ fn an_unexplained_400_to_a_bodiless_write_blames_no_argument() {
     );
     let error = tool_error(&bench.call(
         "create_routine",
-        json!({"name": "R", "sources": ["arxiv"], "schedule": "0 8 * * 1", "entity": {"profile_id": 99, "mode": "new_papers"}}),
+        json!({"name": "R", "keywords": [], "sources": ["arxiv"], "schedule": "0 8 * * 1", "entity": {"profile_id": 99, "mode": "new_papers"}}),
     ));
     assert_eq!(error["error"], "invalid_argument", "{error}");
+    assert_eq!(error["message"], "That profile does not exist.", "resmon's sentence: {error}");
+    assert_eq!(bench.fake.requests_to("POST", "/api/routines").len(), 1, "resmon was asked");
 }
