@@ -78,7 +78,7 @@ references: get_execution (running or interrupted: maybe partial), export_refere
 progress shows status running in get_execution until it ends (interrupted: the app stopped mid-run, \
 not a failed search). search_corpus pages with next_cursor as cursor, other lists with limit and \
 offset. An error opens with the sentence code: message, then {error, message, detail}; \
-backend_unavailable: resmon is not reachable, and its message says what to do. Pass on resmon's \
+backend_unavailable: resmon did not answer in full, and its message says what to do. Pass on resmon's \
 caveats (match basis, coverage zero-reasons, what it cannot verify).";
 
 /// The instructions a session in this mode reads.

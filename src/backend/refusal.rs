@@ -207,8 +207,9 @@ pub(crate) fn status_error(reply: &Reply) -> ToolError {
         _ => (
             Code::InternalError,
             format!(
-                "{answered}{}: it refused a request this server built, which is a bug in resmon-mcp or a \
-                 sign that it and the app are from releases that do not match.",
+                "{answered}{}: a refusal this server does not know for this route, so its cause is not \
+                 known (a request something between them changed, releases that do not match, or a \
+                 request this server built wrongly); nothing was done.",
                 own_sentence(reply).map(|sentence| format!(" and said \"{sentence}\"")).unwrap_or_default()
             ),
         ),

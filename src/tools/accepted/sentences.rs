@@ -40,8 +40,7 @@ impl Act {
             ),
             Act::Settings { group } => (
                 format!("saved the change to the {group} settings"),
-                "Calling update_settings again with the same values is harmless: it reads the group first \
-                 and answers with what changed."
+                "Check the values in the resmon app's settings before calling update_settings again."
                     .to_string(),
             ),
         };
