@@ -184,7 +184,8 @@ fn breaks_the_line(c: char) -> Option<&'static str> {
     }
 }
 
-/// Unicode's format characters (general category Cf) that show nothing:
+/// Unicode's format characters (general category Cf) that show nothing,
+/// and the fillers and the grapheme joiner that show nothing either:
 /// a value made of them, or hiding them, reads differently to the person
 /// and to the model (a zero-width space, a byte-order mark, tag characters).
 /// The zero-width joiner and non-joiner (U+200C, U+200D) are left out: they
@@ -193,6 +194,11 @@ fn is_invisible_format(c: char) -> bool {
     matches!(
         c,
         '\u{AD}'
+            | '\u{34F}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{3164}'
+            | '\u{FFA0}'
             | '\u{600}'..='\u{605}'
             | '\u{6DD}'
             | '\u{70F}'

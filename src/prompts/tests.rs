@@ -179,6 +179,8 @@ fn a_one_line_value_refuses_line_breaks_and_bidirectional_controls() {
         '\u{2060}',
         '\u{E0041}',
         '\u{AD}',
+        '\u{3164}',
+        '\u{34F}',
     ];
     for kind in [Kind::Text, Kind::IdOrName] {
         for c in refused {
