@@ -98,7 +98,18 @@ pub(super) fn not_resmons_health(candidate: &Candidate, reply: &Reply) -> ToolEr
     // What was seen first: an answer in resmon's own form that is not "ok"
     // is most likely resmon not ready (starting, unwell); anything else on
     // the port is most likely another program.
+    // The guard's 403 for a forwarded port or an added Origin is said as
+    // that, whatever request met it.
+    if let Some(refused) = guard_refusal(reply) {
+        return refused;
+    }
     let message = match (reported, said) {
+        // A 4xx or 3xx with a sentence is an answer about this request, not
+        // a resmon that is starting: most likely not resmon's health.
+        (None, Some(said)) if reply.status < 500 => format!(
+            "Something answers on port {port} but not as resmon's health does ({line}, and it said \
+             \"{said}\"), so it was not used. Check that {named_by} names the right instance."
+        ),
         (Some(reported), _) => format!(
             "Something on port {port} ({named_by} names that port) answered its health check with \
              status \"{reported}\" ({line}) rather than \"ok\": if it is resmon, it is running but says it \
