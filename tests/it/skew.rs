@@ -712,6 +712,12 @@ fn a_health_answer_that_is_not_ok_is_said_as_resmon_not_ready_first() {
             Fault::Status(503, r#"{"detail": "starting up"}"#.into()),
             "503 Service Unavailable and said \"starting up\": if it is resmon, it may be starting up or unwell",
         ),
+        // A refusal of this request is no resmon starting up.
+        (
+            Fault::Status(404, r#"{"detail": "Not Found"}"#.into()),
+            "not as resmon's health does (404 Not Found, and it said \"Not Found\")",
+        ),
+        (Fault::HostRefused, "something forwards that port to resmon"),
     ] {
         fake.set_fault_for("GET", "/api/health", fault);
         let mut session = crate::harness::Session::initialized(&env);
