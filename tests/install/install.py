@@ -13,7 +13,9 @@ Checks, each a PASS or FAIL line:
   printed); the fake serves the default state folder, so no variable is set;
 - the npm launcher: the binary it starts gets RESMON_MCP_LAUNCHER=npx and
   RESMON_MCP_PACKAGE as the person asked npx for it (`resmon-mcp`, or
-  `resmon-mcp@<version>` when pinned); arguments and the exit code pass
+  `resmon-mcp@<version>` when pinned), and `--check` run through npx with a
+  range (`resmon-mcp@^<version>`, `resmon-mcp@>=<version> <99`) prints a
+  line that keeps it; arguments and the exit code pass
   through unchanged; SIGTERM reaches the binary and the launcher ends by it;
   without its platform package it says, in one sentence, which is missing;
 - a first run as the README tells it, from a fresh home for each of
@@ -230,6 +232,17 @@ def npm_checks(tally: Tally, args, make_home, version: str, timings: dict) -> No
         tally.check(environment.get("RESMON_MCP_PACKAGE") == f"resmon-mcp@{version}",
                     f"run as npx -y resmon-mcp@{version}, the binary gets RESMON_MCP_PACKAGE=resmon-mcp@{version}",
                     {k: v for k, v in environment.items() if k.startswith("RESMON_MCP")})
+    # A range, as npm takes it: the launcher passes it on and the printed
+    # line keeps it, quoted for the shell (resmon closed: exit 1).
+    for spec in (f"resmon-mcp@^{version}", f"resmon-mcp@>={version} <99"):
+        with make_home("npx-range") as home:
+            check = ["npx", "-y", spec, "--check", "--for", "claude-code"]
+            done, _ = run(check, home)
+            line = Registration(done.stdout).claude_line
+            expected = ["claude", "mcp", "add", "-s", "user", "resmon", "--", "npx", "-y", spec]
+            tally.check(done.returncode == 1 and line is not None and shlex.split(line) == expected,
+                        f"{shlex.join(check)}: the line to paste keeps the range, `{shlex.join(expected)}`",
+                        f"exit {done.returncode}, printed {line!r}: {done.stdout[-800:]!r}")
 
 
 def launcher_checks(tally: Tally, home: Home, version: str) -> None:
