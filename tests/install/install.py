@@ -496,12 +496,20 @@ def main() -> int:
     repository = os.path.join(HERE, "..", "..")
     readme, package_readme = os.path.join(repository, "README.md"), os.path.join(repository, "bundle",
                                                                                 "package-readme.md")
-    lines = registration_lines(readme, README_SECTION)
+    every_line = registration_lines(readme, README_SECTION)
     packaged = registration_lines(package_readme, None)
+    # The Windows lines start npx through `cmd /c`, which this machine has
+    # not: each must be its macOS and Linux twin with `cmd /c` before npx
+    # (the Wine stage checks that the Windows build prints exactly that).
+    windows = [w for w in every_line if "--" in w and w[w.index("--") + 1:][:2] == ["cmd", "/c"]]
+    lines = [w for w in every_line if w not in windows]
     commands = sorted({tuple(w[w.index("--") + 1:]) for w in lines if "--" in w})
-    tally.check(len(lines) == 4 and lines == packaged and commands == sorted({tuple(NPX), tuple(UVX)}),
-                "the README's registration lines (the npm and PyPI way for Claude Code and Codex) are the "
-                "package README's, and are the ones run below", f"README {lines}, package README {packaged}")
+    twins = [[*w[:w.index("--") + 1], "cmd", "/c", *NPX] for w in lines if "--" in w and w[w.index("--") + 1:] == NPX]
+    tally.check(len(lines) == 4 and every_line == packaged and commands == sorted({tuple(NPX), tuple(UVX)})
+                and windows == twins,
+                "the README's registration lines (the npm and PyPI way for Claude Code and Codex, and the npm way "
+                "on Windows through cmd /c) are the package README's, and the macOS and Linux ones are run below",
+                f"README {every_line}, package README {packaged}, Windows {windows}, expected {twins}")
     checks = check_lines(readme, README_SECTION)
     tally.check(checks == check_lines(package_readme, None)
                 and checks == [[*NPX, "--check", "--for", "claude-code"], [*UVX, "--check", "--for", "claude-code"]],
