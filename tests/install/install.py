@@ -235,14 +235,15 @@ def npm_checks(tally: Tally, args, make_home, version: str, timings: dict) -> No
     # A range, as npm takes it: the launcher passes it on and the printed
     # line keeps it, quoted for the shell (resmon closed: exit 1).
     for spec in (f"resmon-mcp@^{version}", f"resmon-mcp@>={version} <99"):
-        with make_home("npx-range") as home:
-            check = ["npx", "-y", spec, "--check", "--for", "claude-code"]
-            done, _ = run(check, home)
-            line = Registration(done.stdout).claude_line
-            expected = ["claude", "mcp", "add", "-s", "user", "resmon", "--", "npx", "-y", spec]
-            tally.check(done.returncode == 1 and line is not None and shlex.split(line) == expected,
-                        f"{shlex.join(check)}: the line to paste keeps the range, `{shlex.join(expected)}`",
-                        f"exit {done.returncode}, printed {line!r}: {done.stdout[-800:]!r}")
+        # Not entered with `with`, which would start the fake resmon.
+        home = make_home("npx-range")
+        check = ["npx", "-y", spec, "--check", "--for", "claude-code"]
+        done, _ = run(check, home)
+        line = Registration(done.stdout).claude_line
+        expected = ["claude", "mcp", "add", "-s", "user", "resmon", "--", "npx", "-y", spec]
+        tally.check(done.returncode == 1 and line is not None and shlex.split(line) == expected,
+                    f"{shlex.join(check)} with resmon closed: the line to paste keeps the range, "
+                    f"`{shlex.join(expected)}`", f"exit {done.returncode}, printed {line!r}: {done.stdout[-800:]!r}")
 
 
 def launcher_checks(tally: Tally, home: Home, version: str) -> None:
