@@ -501,7 +501,8 @@ def main() -> int:
     packaged = registration_lines(package_readme, None)
     # The Windows lines start npx through `cmd /c`, which this machine has
     # not: each must be its macOS and Linux twin with `cmd /c` before npx
-    # (the Wine stage checks that the Windows build prints exactly that).
+    # (the Wine stage checks that the Windows build's printed registration
+    # starts the server that way).
     windows = [w for w in every_line if "--" in w and w[w.index("--") + 1:][:2] == ["cmd", "/c"]]
     lines = [w for w in every_line if w not in windows]
     commands = sorted({tuple(w[w.index("--") + 1:]) for w in lines if "--" in w})

@@ -267,9 +267,12 @@ def docs_registrations(state_folder):
 
 def readme_windows_lines():
     """The README's Windows lines for npm (`... -- cmd /c npx -y resmon-mcp`,
-    for Claude Code and Codex) are what the .exe prints when the npm
-    launcher started it: the same Claude Code line, and a Codex block that
-    starts the same command. (The install stage runs the other lines.)"""
+    for Claude Code and Codex) start the server as the .exe's own printed
+    registration does when the npm launcher started it: the same Claude Code
+    line but for its `-e` options (on Windows the default state folder comes
+    from LOCALAPPDATA, which the printed line writes out for harnesses that
+    pass only a short list of variables), and a Codex block that starts the
+    same command. (The install stage runs the other lines.)"""
     import shlex
     import tomllib
     with open(os.path.join(os.environ["WINE_STAGE_REPO"], "README.md"), encoding="utf-8") as file:
@@ -280,8 +283,12 @@ def readme_windows_lines():
     launcher = {"RESMON_MCP_LAUNCHER": "npx", "RESMON_MCP_PACKAGE": "resmon-mcp"}
     claude = exe(["--check", "--for", "claude-code"], launcher)
     printed = next((line.strip() for line in claude.text().splitlines() if line.strip().startswith("claude mcp add")), "")
-    record("the README's Windows Claude Code line is the one the .exe prints when npx started it",
-           "claude" in windows and shlex.split(printed) == windows["claude"],
+    words = shlex.split(printed, posix=False)
+    without_variables = [word for index, word in enumerate(words)
+                         if word != "-e" and (index == 0 or words[index - 1] != "-e")]
+    record("the README's Windows Claude Code line is the one the .exe prints when npx started it, but for the "
+           "variables it writes out",
+           "claude" in windows and without_variables == windows["claude"],
            f"README {windows.get('claude')}, printed {printed!r}: {claude!r}")
     codex = exe(["--check", "--for", "codex"], launcher)
     text = codex.text()
