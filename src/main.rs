@@ -225,17 +225,22 @@ fn serve_stdio(config: &Config) -> anyhow::Result<()> {
         .context("stopped serving: stdin or stdout failed")
 }
 
+/// A name that is no tool's: the closest names, or the whole list.
+fn unknown_tool(tool: &str) -> ExitCode {
+    let closest = tools::nearest_names(tool);
+    let hint = match closest.as_slice() {
+        [] => tool_list(),
+        [one] => format!("Did you mean {one}?"),
+        several => format!("The closest are {}.", several.join(", ")),
+    };
+    redact::log(&format!("No tool is named {tool:?}. {hint}"));
+    ExitCode::from(2)
+}
+
 fn call(config: &Config, tool: &str, arguments: &str) -> ExitCode {
     // The name first, so that a typo is not answered by waiting on stdin.
     if !tools::TOOLS.iter().any(|known| known.name == tool) {
-        let closest = tools::nearest_names(tool);
-        let hint = match closest.as_slice() {
-            [] => tool_list(),
-            [one] => format!("Did you mean {one}?"),
-            several => format!("The closest are {}.", several.join(", ")),
-        };
-        redact::log(&format!("No tool is named {tool:?}. {hint}"));
-        return ExitCode::from(2);
+        return unknown_tool(tool);
     }
     let arguments = match call_arguments(tool, arguments) {
         Ok(arguments) => arguments,
@@ -246,9 +251,11 @@ fn call(config: &Config, tool: &str, arguments: &str) -> ExitCode {
     };
     let (arguments, repeats) = arguments;
     let mut backend = config.backend();
+    // tools::call answers None only for a name it does not know, which the
+    // check above has already answered; should that ever change, the answer
+    // is still that one, not a second wording of it.
     let Some(result) = tools::call(&mut backend, tool, &arguments, &repeats, config.read_only) else {
-        redact::log(&format!("No tool is named {tool:?}."));
-        return ExitCode::from(2);
+        return unknown_tool(tool);
     };
     let (answer, code) = match result {
         Ok(answer) => (answer, ExitCode::SUCCESS),

@@ -11,8 +11,8 @@
 // (`npx -y resmon-mcp`) rather than a path inside npm's cache:
 //   RESMON_MCP_LAUNCHER=npx
 //   RESMON_MCP_PACKAGE=<the package as the person asked npx for it, e.g.
-//     resmon-mcp or resmon-mcp@0.1.0>, or plain `resmon-mcp` when that is
-//     not known (installed some other way than npx).
+//     resmon-mcp, resmon-mcp@0.1.0 or resmon-mcp@^0.1.0>, or plain
+//     `resmon-mcp` when that is not known (installed some other way than npx).
 "use strict";
 
 const { spawn } = require("node:child_process");
@@ -54,15 +54,21 @@ function binaryPath() {
 // What the person asked npx for. npx installs into a folder of its cache
 // whose package.json lists the requested packages, as typed, under
 // `_npx.packages`; this package lies in that folder's node_modules. Any
-// other install has no such list, and the bare name is the answer.
+// other install has no such list, and the bare name is the answer. The
+// spec is passed on as it was typed (a version, a range such as ^0.1.0 or
+// `>=1 <2`, a tag): the server alone judges whether a registration can
+// carry it, and says why when it cannot (src/register/launch.rs). Only a
+// control character, which no spec holds and an environment variable
+// cannot always carry, is left out.
 function requestedPackage() {
   const folder = path.resolve(__dirname, "..", "..", "..");
   try {
     const listed = JSON.parse(fs.readFileSync(path.join(folder, "package.json"), "utf8"));
     const requested = ((listed._npx || {}).packages || []).find(
-      (spec) => spec === manifest.name || String(spec).startsWith(`${manifest.name}@`),
+      (spec) =>
+        typeof spec === "string" && (spec === manifest.name || spec.startsWith(`${manifest.name}@`)),
     );
-    if (requested && /^[\w@./^~<>=*-]+$/.test(requested)) {
+    if (requested && !/[\u0000-\u001f\u007f]/.test(requested)) {
       return requested;
     }
   } catch {

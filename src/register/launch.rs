@@ -53,12 +53,16 @@ pub(crate) fn launch(exe: &str, started_by: &StartedBy, windows: bool) -> Launch
     match started_by.launcher.as_deref() {
         Some("npx") => {
             let spec = started_by.package.as_deref().unwrap_or(PACKAGE);
-            if is_npm_spec(spec) {
+            let Some(problem) = npm_spec_problem(spec, windows) else {
                 return npx(spec, windows);
-            }
+            };
+            let unpinned = npx(PACKAGE, windows);
             notes.push(format!(
-                "RESMON_MCP_PACKAGE holds {spec:?}, which is not a package npx can be given, so this registration \
-                 names the binary npx unpacked; npx may remove it, so register `npx -y {PACKAGE}` instead"
+                "RESMON_MCP_PACKAGE (set by npm's launcher) holds {spec:?}, which cannot follow `npx -y` in a \
+                 registration: {problem}. So this registration names the binary npx unpacked, which npx may \
+                 remove; `{} {}` would start the newest release instead",
+                unpinned.command,
+                unpinned.args.join(" ")
             ));
         }
         Some(other) => notes.push(format!(
@@ -84,33 +88,62 @@ fn npx(spec: &str, windows: bool) -> Launch {
     Launch { launcher: Launcher::Npx, command, args: words, notes: Vec::new() }
 }
 
-/// A package name npm accepts, optionally scoped, optionally with `@` and a
-/// version or tag: nothing a shell or a config file would read otherwise.
-fn is_npm_spec(spec: &str) -> bool {
+/// Why `spec` cannot follow `npx -y` in a registration on this platform, or
+/// None when it can. npm takes a package name, optionally under a scope,
+/// then optionally `@` and a version (`0.2.0`), a range (`^0.2.0`, `~0.2`,
+/// `>=1 <2`, `0.1.x || 0.2.x`) or a dist-tag (`latest`). The npm launcher
+/// passes on whatever was asked of npx, so this is the one place that
+/// judges it; each printed form then quotes it for where it goes
+/// (`quoting.rs`: `'>=1 <2'` for a POSIX shell, a TOML or JSON string).
+fn npm_spec_problem(spec: &str, windows: bool) -> Option<String> {
     let (name, version) = match spec.strip_prefix('@') {
-        Some(rest) => match rest.split_once('@') {
-            Some((name, version)) => (format!("@{name}"), Some(version)),
-            None => (spec.to_string(), None),
+        Some(scoped) => match scoped.split_once('@') {
+            Some((name, version)) => (&spec[..name.len() + 1], Some(version)),
+            None => (spec, None),
         },
         None => match spec.split_once('@') {
-            Some((name, version)) => (name.to_string(), Some(version)),
-            None => (spec.to_string(), None),
+            Some((name, version)) => (name, Some(version)),
+            None => (spec, None),
         },
     };
     let name_part = |part: &str| {
         !part.is_empty()
+            && !part.starts_with(['.', '_'])
             && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-._~".contains(&b))
     };
     let name_ok = match name.strip_prefix('@') {
         Some(scoped) => {
             scoped.split_once('/').is_some_and(|(scope, name)| name_part(scope) && name_part(name))
         }
-        None => name_part(&name),
+        None => name_part(name),
     };
-    let version_ok = version.is_none_or(|version| {
-        !version.is_empty() && version.bytes().all(|b| b.is_ascii_alphanumeric() || b"-.+_".contains(&b))
-    });
-    name_ok && version_ok && spec.len() <= 214
+    if !name_ok || name.len() > 214 {
+        return Some(format!(
+            "{name:?} is not an npm package name (at most 214 lowercase letters, digits and - . _ ~, \
+             optionally under an @scope/)"
+        ));
+    }
+    let version = version?;
+    if version.trim().is_empty() {
+        return Some("nothing follows its `@`, where npm expects a version, a range or a tag".into());
+    }
+    // A range's operators, the parts of a version (`1.2.3-rc.1+build`), an
+    // x-range's `x` and `*`, and a tag's letters: nothing else.
+    let range_char = |c: char| c.is_ascii_alphanumeric() || ".-+_*^~<>=| ".contains(c);
+    if let Some(c) = version.chars().find(|&c| !range_char(c)) {
+        return Some(format!("its {c:?} is no part of an npm version, range or tag"));
+    }
+    // A harness starts `cmd /c npx ...` with each word quoted only when it
+    // holds a space, and cmd.exe acts on these itself outside quotes: `^`
+    // is its escape character, `<` `>` redirect and `|` pipes.
+    if windows && let Some(c) = version.chars().find(|c| "^<>|".contains(*c)) {
+        return Some(format!(
+            "on Windows npx runs through cmd.exe, which reads {c:?} itself, so npx would not get the range as \
+             typed; write it without ^ < > | (an x-range such as `{PACKAGE}@0.1.x`, or an exact version) and \
+             run the check again"
+        ));
+    }
+    None
 }
 
 /// Whether `exe` sits in an environment uv made for a tool: one uvx made in
@@ -179,13 +212,67 @@ mod tests {
     }
 
     #[test]
-    fn npm_specs_are_names_and_versions_only() {
-        for good in ["resmon-mcp", "resmon-mcp@0.2.0", "@acme/resmon-mcp@latest", "resmon-mcp@1.0.0-rc.1+b"] {
-            assert!(is_npm_spec(good), "{good}");
+    fn npm_specs_are_names_with_versions_ranges_or_tags() {
+        for good in [
+            "resmon-mcp",
+            "resmon-mcp@0.2.0",
+            "resmon-mcp@1.0.0-rc.1+b",
+            "@acme/resmon-mcp@latest",
+            "resmon-mcp@latest",
+            "resmon-mcp@next",
+            "resmon-mcp@^0.1.0",
+            "resmon-mcp@~0.1",
+            "resmon-mcp@>=1 <2",
+            "resmon-mcp@0.1.x || 0.2.x",
+            "resmon-mcp@*",
+        ] {
+            assert_eq!(npm_spec_problem(good, false), None, "{good}");
         }
-        for bad in ["", "Resmon", "resmon mcp", "resmon-mcp@", "@acme", "a'b", "x@$(id)", "file:../x.tgz"] {
-            assert!(!is_npm_spec(bad), "{bad}");
+        let refused = |spec: &str, windows: bool| npm_spec_problem(spec, windows).unwrap_or_default();
+        for bad in ["", "Resmon", "resmon mcp", "@acme", "a'b", "file:../x.tgz", ".hidden"] {
+            assert!(
+                refused(bad, false).contains("is not an npm package name"),
+                "{bad}: {}",
+                refused(bad, false)
+            );
         }
+        assert!(refused("resmon-mcp@", false).contains("nothing follows its `@`"));
+        assert!(refused("resmon-mcp@$(id)", false).contains("its '$' is no part of"));
+        assert!(refused("resmon-mcp@1; rm -rf ~", false).contains("its ';' is no part of"));
+    }
+
+    /// On Windows the registration runs `cmd /c npx -y <spec>`: a version,
+    /// a tag and a `~` or x-range pass through cmd.exe as they are; `^ < >
+    /// |` would not, and the refusal says so.
+    #[test]
+    fn on_windows_a_range_that_cmd_would_read_is_refused_with_why() {
+        for good in ["resmon-mcp@0.2.0", "resmon-mcp@latest", "resmon-mcp@~0.1.0", "resmon-mcp@0.1.x"] {
+            assert_eq!(npm_spec_problem(good, true), None, "{good}");
+        }
+        for (bad, char) in
+            [("resmon-mcp@^0.1.0", "'^'"), ("resmon-mcp@>=1 <2", "'>'"), ("resmon-mcp@1 || 2", "'|'")]
+        {
+            let why = npm_spec_problem(bad, true).unwrap();
+            assert!(why.contains(&format!("cmd.exe, which reads {char} itself")), "{bad}: {why}");
+            assert!(why.contains("resmon-mcp@0.1.x"), "{why}");
+        }
+    }
+
+    /// Started as `npx -y resmon-mcp@^0.1.0`, the registration keeps the
+    /// range; refused on Windows, the note gives the true reason and what
+    /// the binary's path means.
+    #[test]
+    fn a_range_is_registered_as_typed_or_refused_with_the_reason() {
+        let exe = "/home/ann/.npm/_npx/1a2b/node_modules/resmon-mcp-linux-x64/bin/resmon-mcp";
+        for range in ["resmon-mcp@^0.1.0", "resmon-mcp@~0.1.0", "resmon-mcp@>=1 <2", "resmon-mcp@latest"] {
+            let launch = launch(exe, &started_by(Some("npx"), Some(range)), false);
+            assert_eq!((launch.command.as_str(), launch.args), ("npx", words(&["-y", range])), "{range}");
+        }
+        let refused = launch(exe, &started_by(Some("npx"), Some("resmon-mcp@^0.1.0")), true);
+        assert_eq!((refused.launcher, refused.command.as_str()), (Launcher::Binary, exe));
+        let note = refused.notes.join(" ");
+        assert!(note.contains("cmd.exe, which reads '^' itself"), "{note}");
+        assert!(note.contains("`cmd /c npx -y resmon-mcp` would start the newest release"), "{note}");
     }
 
     /// uv's layouts, made on disk: uvx's cache (directly and through the

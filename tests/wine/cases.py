@@ -265,6 +265,46 @@ def docs_registrations(state_folder):
                         json.dumps({"mcpServers": {"resmon": server}}))
 
 
+def readme_windows_lines():
+    """The README's Windows lines for npm (`... -- cmd /c npx -y resmon-mcp`,
+    for Claude Code and Codex) start the server as the .exe's own printed
+    registration does when the npm launcher started it: the same Claude Code
+    line but for its `-e` options (on Windows the default state folder comes
+    from LOCALAPPDATA, which the printed line writes out for harnesses that
+    pass only a short list of variables), and a Codex block that starts the
+    same command. (The install stage runs the other lines.)"""
+    import shlex
+    import tomllib
+    with open(os.path.join(os.environ["WINE_STAGE_REPO"], "README.md"), encoding="utf-8") as file:
+        section = file.read().split("\n### From the first published release on\n", 1)[-1].split("\n## ", 1)[0]
+    blocks = [part.split("```", 1)[0] for part in section.split("```sh\n")[1:]]
+    lines = [shlex.split(line.split("#", 1)[0]) for block in blocks for line in block.splitlines()]
+    windows = {words[0]: words for words in lines if words and "cmd" in words and "/c" in words}
+    launcher = {"RESMON_MCP_LAUNCHER": "npx", "RESMON_MCP_PACKAGE": "resmon-mcp"}
+    claude = exe(["--check", "--for", "claude-code"], launcher)
+    printed = next((line.strip() for line in claude.text().splitlines() if line.strip().startswith("claude mcp add")), "")
+    words = shlex.split(printed, posix=False)
+    without_variables = [word for index, word in enumerate(words)
+                         if word != "-e" and (index == 0 or words[index - 1] != "-e")]
+    record("the README's Windows Claude Code line is the one the .exe prints when npx started it, but for the "
+           "variables it writes out",
+           "claude" in windows and without_variables == windows["claude"],
+           f"README {windows.get('claude')}, printed {printed!r}: {claude!r}")
+    codex = exe(["--check", "--for", "codex"], launcher)
+    text = codex.text()
+    block = text[text.find("[mcp_servers.resmon]"):] if "[mcp_servers.resmon]" in text else ""
+    try:
+        entry = tomllib.loads("\n".join(line for line in block.splitlines() if not line.startswith("  ")))
+        entry = entry["mcp_servers"]["resmon"]
+        started = [entry["command"], *entry.get("args", [])]
+    except (ValueError, KeyError) as error:
+        started = [repr(error)]
+    line = windows.get("codex", [])
+    record("the README's Windows Codex line starts what the .exe's printed Codex block starts",
+           "--" in line and started == line[line.index("--") + 1:],
+           f"README {line}, printed block starts {started}: {codex!r}")
+
+
 def state_dir_cases(local, default_fake, default_health, fake, linux_health):
     """RESMON_STATE_DIR on Windows (contract-notes 1): the default folder
     written another way (other letter case, a trailing separator, the other
@@ -394,6 +434,7 @@ def main():
            default_health.code == 0 and expected in default_check.text(),
            f"{default_check!r} {default_health!r}")
     docs_registrations(local + "\\resmon")
+    readme_windows_lines()
     state_dir_cases(local, default_fake, default_health, fake, linux_health)
     default_fake.stop()
 

@@ -17,7 +17,9 @@ use crate::release::Release;
 /// The pages a person installing the server reads, as paths in the
 /// repository and inside an archive alike.
 pub const PAGES: [&str; 3] = ["README.md", "docs/setup.md", "docs/tools.md"];
-const LICENCES: [&str; 3] = ["LICENSE", "LICENSE-MIT", "LICENSE-APACHE"];
+/// The licence files, packed beside the binary in every archive, bundle,
+/// wheel and npm package.
+pub const LICENCES: [&str; 3] = ["LICENSE", "LICENSE-MIT", "LICENSE-APACHE"];
 
 /// Each document as it is packed: its path inside the archive and its bytes.
 pub fn read(root: &Path, release: &Release) -> anyhow::Result<Vec<(String, Vec<u8>)>> {

@@ -1,6 +1,7 @@
 //! Reads a built binary's headers, so that a bundle only claims a platform
 //! whose binary really is what that platform runs: an x86_64 ELF with no
-//! dynamic loader for Linux, an x86_64 PE for Windows, and for macOS a
+//! dynamic loader for Linux, an x86_64 PE for Windows that needs no DLL
+//! beyond Windows' own, and for macOS a
 //! universal Mach-O whose arm64 half carries an intact code signature.
 //!
 //! The signature matters because macOS on Apple Silicon refuses to run arm64
@@ -49,8 +50,57 @@ pub fn linux_x86_64_needs_loader(data: &[u8]) -> Result<bool, String> {
     Ok(false)
 }
 
-/// An x86_64 Windows PE executable.
+/// The DLLs every Windows the binary runs on carries itself, compared
+/// without regard to case. The C runtime of MinGW-w64 builds (msvcrt.dll)
+/// is one of them; the Visual C++ runtime (VCRUNTIME140.dll, the
+/// api-ms-win-crt-* set and ucrtbase.dll where an old Windows lacks the
+/// Universal CRT) is not, and a PC that never installed the Visual C++
+/// Redistributable refuses to start a binary that needs it.
+const SYSTEM_DLLS: [&str; 12] = [
+    "kernel32.dll",
+    "ntdll.dll",
+    "ws2_32.dll",
+    "bcrypt.dll",
+    "bcryptprimitives.dll",
+    "advapi32.dll",
+    "userenv.dll",
+    "msvcrt.dll",
+    "secur32.dll",
+    "crypt32.dll",
+    "shell32.dll",
+    "ole32.dll",
+];
+
+/// Whether Windows itself provides `dll`: one of [`SYSTEM_DLLS`], or an
+/// API set (`api-ms-win-core-*` and the like) other than the C runtime's.
+fn is_system_dll(dll: &str) -> bool {
+    let dll = dll.to_ascii_lowercase();
+    SYSTEM_DLLS.contains(&dll.as_str())
+        || (dll.starts_with("api-ms-win-") && !dll.starts_with("api-ms-win-crt-"))
+}
+
+/// An x86_64 Windows PE executable that needs no DLL beyond Windows' own,
+/// so that it starts on a PC where nothing else was ever installed.
 pub fn check_windows_x86_64(data: &[u8]) -> Result<(), String> {
+    let foreign: Vec<String> =
+        windows_x86_64_imports(data)?.into_iter().filter(|dll| !is_system_dll(dll)).collect();
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    let (these, them) = if foreign.len() == 1 {
+        ("which Windows does not ship", "it")
+    } else {
+        ("none of which Windows ships", "them")
+    };
+    Err(format!(
+        "it needs {}, {these}, so a PC without {them} would refuse to start it (for MSVC, \
+         link the C runtime statically: -C target-feature=+crt-static, as .cargo/config.toml sets)",
+        foreign.join(", ")
+    ))
+}
+
+/// The DLLs an x86_64 PE executable imports, at load time or delayed.
+pub fn windows_x86_64_imports(data: &[u8]) -> Result<Vec<String>, String> {
     if data.get(..2) != Some(b"MZ") {
         return Err("not a PE file (no MZ header)".into());
     }
@@ -61,7 +111,58 @@ pub fn check_windows_x86_64(data: &[u8]) -> Result<(), String> {
     if u16_le(data, pe + 4) != Some(0x8664) {
         return Err("not an x86_64 PE file".into());
     }
-    Ok(())
+    let truncated = || "truncated PE headers".to_string();
+    let sections = usize::from(u16_le(data, pe + 6).ok_or_else(truncated)?);
+    let optional = pe + 24;
+    let optional_size = usize::from(u16_le(data, pe + 20).ok_or_else(truncated)?);
+    if u16_le(data, optional) != Some(0x20b) {
+        return Err("not a PE32+ file".into());
+    }
+    let directories = u32_le(data, optional + 108).ok_or_else(truncated)? as usize;
+    // Each section: (virtual address, virtual size, file offset, file size).
+    let table: Vec<(usize, usize, usize, usize)> = (0..sections)
+        .map(|index| {
+            let at = optional + optional_size + index * 40;
+            let field = |offset| u32_le(data, at + offset).map(|value| value as usize);
+            Some((field(12)?, field(8)?, field(20)?, field(16)?))
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(truncated)?;
+    let offset_of = |rva: usize| {
+        table.iter().find_map(|&(address, size, offset, raw)| {
+            (rva >= address && rva < address + size.max(raw)).then(|| rva - address + offset)
+        })
+    };
+    let name_at = |rva: usize| -> Result<String, String> {
+        let start = offset_of(rva).ok_or("an imported DLL's name lies outside every section")?;
+        let bytes = data.get(start..).ok_or_else(truncated)?;
+        let end = bytes.iter().position(|&byte| byte == 0).ok_or("an imported DLL's name never ends")?;
+        Ok(String::from_utf8_lossy(&bytes[..end]).into_owned())
+    };
+    let mut dlls = Vec::new();
+    // The import table (directory 1: 20-byte entries, the name's address
+    // at 12) and the delay-load table (directory 13: 32-byte entries, the
+    // name's address at 4); each ends with an entry of zeros.
+    for (directory, entry_size, name_field) in [(1, 20, 12), (13, 32, 4)] {
+        if directory >= directories {
+            continue;
+        }
+        let rva = u32_le(data, optional + 112 + directory * 8).ok_or_else(truncated)? as usize;
+        if rva == 0 {
+            continue;
+        }
+        let mut at = offset_of(rva).ok_or("the import table lies outside every section")?;
+        loop {
+            let entry = data.get(at..at + entry_size).ok_or("the import table runs past the end")?;
+            if entry.iter().all(|&byte| byte == 0) {
+                break;
+            }
+            let name = u32_le(entry, name_field).ok_or_else(truncated)? as usize;
+            dlls.push(name_at(name)?);
+            at += entry_size;
+        }
+    }
+    Ok(dlls)
 }
 
 /// What a universal macOS file holds.
@@ -223,6 +324,70 @@ mod tests {
         let mut arm = elf(1);
         arm[0x12] = 183;
         assert!(linux_x86_64_needs_loader(&arm).is_err());
+    }
+
+    /// A minimal PE32+ file of one section holding an import table and a
+    /// delay-load table, each naming the given DLLs.
+    fn pe(imports: &[&str], delayed: &[&str]) -> Vec<u8> {
+        let mut data = vec![0u8; 0x400];
+        data[..2].copy_from_slice(b"MZ");
+        data[0x3c..0x40].copy_from_slice(&0x80u32.to_le_bytes());
+        data[0x80..0x84].copy_from_slice(b"PE\0\0");
+        data[0x84..0x86].copy_from_slice(&0x8664u16.to_le_bytes());
+        data[0x86..0x88].copy_from_slice(&1u16.to_le_bytes());
+        data[0x94..0x96].copy_from_slice(&240u16.to_le_bytes());
+        let optional = 0x98;
+        data[optional..optional + 2].copy_from_slice(&0x20bu16.to_le_bytes());
+        data[optional + 108..optional + 112].copy_from_slice(&16u32.to_le_bytes());
+        // The one section: virtual address 0x1000, at 0x200 in the file.
+        let section = optional + 240;
+        data[section..section + 6].copy_from_slice(b".idata");
+        data[section + 8..section + 12].copy_from_slice(&0x200u32.to_le_bytes());
+        data[section + 12..section + 16].copy_from_slice(&0x1000u32.to_le_bytes());
+        data[section + 16..section + 20].copy_from_slice(&0x200u32.to_le_bytes());
+        data[section + 20..section + 24].copy_from_slice(&0x200u32.to_le_bytes());
+        let rva = |file_offset: usize| (file_offset - 0x200 + 0x1000) as u32;
+        // Names from 0x300 on, the two tables at 0x200 and 0x280.
+        let mut names = 0x300;
+        for (directory, table, entry_size, name_field, dlls) in
+            [(1, 0x200, 20, 12, imports), (13, 0x280, 32, 4, delayed)]
+        {
+            if dlls.is_empty() {
+                continue;
+            }
+            let slot = optional + 112 + directory * 8;
+            data[slot..slot + 4].copy_from_slice(&rva(table).to_le_bytes());
+            for (index, dll) in dlls.iter().enumerate() {
+                let at = table + index * entry_size + name_field;
+                data[at..at + 4].copy_from_slice(&rva(names).to_le_bytes());
+                data[names..names + dll.len()].copy_from_slice(dll.as_bytes());
+                names += dll.len() + 1;
+            }
+        }
+        data
+    }
+
+    #[test]
+    fn a_windows_binary_may_need_only_windows_own_dlls() {
+        let mingw = pe(&["KERNEL32.dll", "msvcrt.dll", "ntdll.dll", "WS2_32.dll"], &["bcryptprimitives.dll"]);
+        assert_eq!(
+            windows_x86_64_imports(&mingw).unwrap(),
+            ["KERNEL32.dll", "msvcrt.dll", "ntdll.dll", "WS2_32.dll", "bcryptprimitives.dll"]
+        );
+        assert_eq!(check_windows_x86_64(&mingw), Ok(()));
+        let api_set = pe(&["KERNEL32.dll", "api-ms-win-core-synch-l1-2-0.dll"], &[]);
+        assert_eq!(check_windows_x86_64(&api_set), Ok(()));
+        // The Visual C++ runtime, linked dynamically: at load time or delayed.
+        let msvc = pe(&["KERNEL32.dll", "VCRUNTIME140.dll", "api-ms-win-crt-runtime-l1-1-0.dll"], &[]);
+        let refused = check_windows_x86_64(&msvc).unwrap_err();
+        assert!(refused.contains("VCRUNTIME140.dll, api-ms-win-crt-runtime-l1-1-0.dll"), "{refused}");
+        assert!(refused.contains("+crt-static"), "{refused}");
+        let delayed = check_windows_x86_64(&pe(&["KERNEL32.dll"], &["libgcc_s_seh-1.dll"])).unwrap_err();
+        assert!(delayed.contains("libgcc_s_seh-1.dll"), "{delayed}");
+        let mut arm = mingw.clone();
+        arm[0x84..0x86].copy_from_slice(&0xaa64u16.to_le_bytes());
+        assert!(check_windows_x86_64(&arm).unwrap_err().contains("not an x86_64"));
+        assert!(check_windows_x86_64(&mingw[..0x210]).is_err(), "truncated");
     }
 
     /// A thin arm64 Mach-O of three 4 KiB pages, signed over its first 8 KiB.

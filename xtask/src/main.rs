@@ -157,8 +157,8 @@ fn bundle(options: Options) -> anyhow::Result<ExitCode> {
     written.extend(registry_files);
     let sums: String = written
         .iter()
-        .map(|file| format!("{}  {}\n", sha256_hex(&out.join(&file.name)), file.name))
-        .collect();
+        .map(|file| Ok(format!("{}  {}\n", sha256_hex(&out.join(&file.name))?, file.name)))
+        .collect::<anyhow::Result<_>>()?;
     std::fs::write(out.join("SHA256SUMS"), &sums)?;
     written.push(Written {
         name: "SHA256SUMS".into(),
@@ -251,9 +251,12 @@ fn source_date(root: &Path) -> u64 {
         .unwrap_or(315_532_800)
 }
 
-fn sha256_hex(path: &Path) -> String {
-    let data = std::fs::read(path).unwrap_or_default();
-    Sha256::digest(&data).iter().map(|byte| format!("{byte:02x}")).collect()
+/// The SHA-256 of a file this run wrote. A file that cannot be read is an
+/// error: the hash of nothing would go into SHA256SUMS and server.json as if
+/// it were the file's.
+fn sha256_hex(path: &Path) -> anyhow::Result<String> {
+    let data = std::fs::read(path).with_context(|| format!("cannot read {} to hash it", path.display()))?;
+    Ok(Sha256::digest(&data).iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
 fn size(bytes: u64) -> String {
@@ -298,5 +301,23 @@ fn print_note(
     println!("files:");
     for file in written {
         println!("  {:<52} {}  {}", file.name, size(file.size as u64), file.what);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_hashed_and_one_that_cannot_be_read_is_an_error() {
+        let file = std::env::temp_dir().join(format!("xtask-sha256-{}", std::process::id()));
+        std::fs::write(&file, b"abc").unwrap();
+        assert_eq!(
+            sha256_hex(&file).unwrap(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        std::fs::remove_file(&file).unwrap();
+        let missing = sha256_hex(&file).unwrap_err();
+        assert!(format!("{missing:#}").contains("cannot read"), "{missing:#}");
     }
 }

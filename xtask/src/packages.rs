@@ -13,10 +13,8 @@ use anyhow::Context;
 use crate::build::Built;
 use crate::release::Release;
 use crate::workspace::Workspace;
-use crate::{Written, npm, registry, wheel};
+use crate::{Written, docs, npm, registry, wheel};
 
-/// Files a registry package carries beside its binary.
-const LICENCES: [&str; 3] = ["LICENSE", "LICENSE-MIT", "LICENSE-APACHE"];
 /// The README of the npm launcher and of the wheels.
 pub const README: &str = "bundle/package-readme.md";
 
@@ -50,7 +48,7 @@ pub fn write_all(inputs: &Inputs) -> anyhow::Result<(Vec<Written>, Vec<Skipped>)
         .replace("{repository}", &inputs.release.repository)
         .replace("{version}", &package.version)
         .replace("{registry_name}", &inputs.release.registry_name);
-    let licences: Vec<(String, Vec<u8>)> = LICENCES
+    let licences: Vec<(String, Vec<u8>)> = docs::LICENCES
         .iter()
         .map(|name| {
             Ok((
@@ -114,7 +112,7 @@ pub fn write_all(inputs: &Inputs) -> anyhow::Result<(Vec<Written>, Vec<Skipped>)
         written.push(put(inputs.out, name, &bytes, format!("npm launcher for {}", names.join(", ")))?);
     }
 
-    let sha256 = crate::sha256_hex(&inputs.out.join(inputs.bundle));
+    let sha256 = crate::sha256_hex(&inputs.out.join(inputs.bundle))?;
     let server =
         registry::fill(&template, package, inputs.release, &python_version, (inputs.bundle, &sha256))?;
     let what = if inputs.release.is_placeholder() {

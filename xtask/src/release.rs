@@ -92,6 +92,16 @@ fn parse(value: &Value, package: &Package) -> Result<Release, String> {
             release.assets
         ));
     }
+    // The release workflow attaches the files to this repository's release,
+    // so server.json's download address must lie there too.
+    let releases = format!("{}/releases/", release.repository.trim_end_matches('/'));
+    if !release.assets.starts_with(&releases) {
+        return Err(format!(
+            "its release_assets {:?} is not an address of its repository's releases ({releases}...); \
+             for a GitHub release it is {releases}download/v{{version}}",
+            release.assets
+        ));
+    }
     Ok(release)
 }
 
@@ -146,6 +156,12 @@ mod tests {
         let mut assets = setting();
         assets["release_assets"] = json!("https://github.com/ada/resmon-mcp/releases/latest");
         assert!(parse(&assets, &package()).unwrap_err().contains("{version}"));
+        assets["release_assets"] = json!("https://github.com/bob/resmon-mcp/releases/download/v{version}");
+        let elsewhere = parse(&assets, &package()).unwrap_err();
+        assert!(
+            elsewhere.contains("https://github.com/ada/resmon-mcp/releases/download/v{version}"),
+            "{elsewhere}"
+        );
         let mut extra = setting();
         extra["owner"] = json!("ada");
         assert!(parse(&extra, &package()).unwrap_err().contains("keys"));

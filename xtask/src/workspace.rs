@@ -58,3 +58,49 @@ pub fn load() -> anyhow::Result<Workspace> {
     };
     Ok(Workspace { cargo, root, target_dir, package })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A version such as "1.89" or "1.85.0", as numbers to compare.
+    fn version(text: &str) -> Vec<u64> {
+        let mut parts: Vec<u64> = text.split('.').map(|part| part.parse().unwrap()).collect();
+        parts.resize(3, 0);
+        parts
+    }
+
+    /// Cargo.toml's `rust-version` is what crates.io shows as the oldest Rust
+    /// that builds the crate, and `cargo install --locked` builds it with the
+    /// versions in Cargo.lock. So it must be at least the newest
+    /// `rust-version` among them, or a person on the stated Rust meets a
+    /// refusal from a dependency instead.
+    #[test]
+    fn the_stated_rust_version_builds_every_locked_dependency() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let output = Command::new(cargo)
+            .args(["metadata", "--format-version", "1", "--locked"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let packages = metadata["packages"].as_array().unwrap();
+        let server = packages.iter().find(|package| package["name"] == "resmon-mcp").unwrap();
+        let stated = server["rust_version"].as_str().expect("Cargo.toml states a rust-version");
+        let newer: Vec<String> = packages
+            .iter()
+            .filter(|package| !package["source"].is_null())
+            .filter_map(|package| {
+                let needs = package["rust_version"].as_str()?;
+                let (name, locked) = (package["name"].as_str()?, package["version"].as_str()?);
+                (version(needs) > version(stated)).then(|| format!("{name} {locked} needs Rust {needs}"))
+            })
+            .collect();
+        assert!(
+            newer.is_empty(),
+            "Cargo.toml says rust-version = {stated:?}, but in Cargo.lock {}; raise it to the newest of these",
+            newer.join(", ")
+        );
+    }
+}
