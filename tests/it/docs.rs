@@ -346,3 +346,106 @@ fn the_sources_sentences_and_comments_name_only_tools_of_the_table() {
 /// that src/settings_policy.rs names (the test above fails when it no
 /// longer does, so that this list cannot excuse a name nothing uses).
 const RESMONS_NAMES: &[&str] = &["export_directory"];
+
+/// The pages a contributor reads line by line (docs/CONTRIBUTING.md), whose
+/// lines are kept short enough to follow, tables and code blocks included.
+const CONTRIBUTOR_PAGES: [&str; 2] = ["docs/ARCHITECTURE.md", "docs/CONTRIBUTING.md"];
+const LONGEST_LINE: usize = 200;
+
+/// The lines of `text` over `LONGEST_LINE` characters, each as `line N (M characters)`.
+fn long_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .enumerate()
+        .map(|(index, line)| (index + 1, line.chars().count()))
+        .filter(|&(_, length)| length > LONGEST_LINE)
+        .map(|(number, length)| format!("line {number} ({length} characters)"))
+        .collect()
+}
+
+#[test]
+fn the_contributor_pages_have_lines_a_reader_can_follow() {
+    // Characters are counted, not bytes.
+    let sample = format!("short\n{}\n{}\n", "é".repeat(LONGEST_LINE), "x".repeat(LONGEST_LINE + 1));
+    assert_eq!(long_lines(&sample), ["line 3 (201 characters)"]);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut problems = Vec::new();
+    for page in CONTRIBUTOR_PAGES {
+        for long in long_lines(&std::fs::read_to_string(root.join(page)).unwrap()) {
+            problems.push(format!("{page}: {long}"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "break these lines into short sentences or sub-bullets:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The folders a path of this repository starts with, as the pages write it.
+const REPOSITORY_FOLDERS: [&str; 10] =
+    ["src/", "tests/", "docs/", "examples/", "fixtures/", "bundle/", "xtask/", "fuzz/", ".ci/", ".github/"];
+
+/// The paths of this repository that `text` names and that are not under
+/// `root`. A path is a word that opens with one of `REPOSITORY_FOLDERS`; a
+/// placeholder (`tests/<stage>/run.sh`, `tests/…/run.sh`) is no path, and a
+/// `*` stands for any name in its folder that starts as the path does.
+fn missing_paths(text: &str, root: &std::path::Path) -> Vec<String> {
+    let path_char = |c: char| c.is_alphanumeric() || "_./-*<>…".contains(c);
+    let mut missing = Vec::new();
+    for word in text.split(|c: char| !path_char(c)) {
+        let path = word.trim_end_matches('.');
+        let placeholder = path.contains(['<', '>', '…']);
+        if placeholder || !REPOSITORY_FOLDERS.iter().any(|folder| path.starts_with(folder)) {
+            continue;
+        }
+        let found = match path.split_once('*') {
+            None => root.join(path).exists(),
+            Some((before, _)) => {
+                let (folder, start) = before.rsplit_once('/').unwrap_or(("", before));
+                std::fs::read_dir(root.join(folder)).is_ok_and(|entries| {
+                    entries.flatten().any(|entry| entry.file_name().to_string_lossy().starts_with(start))
+                })
+            }
+        };
+        if !found && !missing.iter().any(|seen| seen == path) {
+            missing.push(path.to_string());
+        }
+    }
+    missing
+}
+
+/// What the contributor pages tell a person to run names files that exist,
+/// and docs/CONTRIBUTING.md says how to run every stage `.ci/run` runs.
+#[test]
+fn the_contributor_pages_name_files_that_exist_and_every_stage() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The rule must see a path that leads nowhere, or it proves nothing.
+    let sample = "Run `bash tests/gone/run.sh` or bash tests/<stage>/run.sh (tests/demo/run.sh, see docs/tools.md).\n\
+                  `UPDATE_DOCS=1` rewrites src/tools/listing-*.json, not src/tools/gone-*.json or examples/gone.rs.";
+    assert_eq!(
+        missing_paths(sample, root),
+        ["tests/gone/run.sh", "src/tools/gone-*.json", "examples/gone.rs"]
+    );
+    let mut problems = Vec::new();
+    for page in CONTRIBUTOR_PAGES {
+        for path in missing_paths(&std::fs::read_to_string(root.join(page)).unwrap(), root) {
+            problems.push(format!("{page} names {path}, which is not in the repository"));
+        }
+    }
+    let contributing = std::fs::read_to_string(root.join("docs/CONTRIBUTING.md")).unwrap();
+    let architecture = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    let stages: Vec<&str> =
+        ci.lines().filter_map(|line| line.strip_prefix("stage ")).map(str::trim).collect();
+    assert!(stages.len() >= 10, "{stages:?}");
+    for script in stages {
+        if !contributing.contains(&format!("`bash {script}`")) {
+            problems.push(format!("docs/CONTRIBUTING.md does not say how to run `bash {script}`"));
+        }
+        let folder = script.trim_end_matches("run.sh");
+        if !architecture.contains(&format!("`{folder}`")) {
+            problems.push(format!("docs/ARCHITECTURE.md's test map has no row for `{folder}`"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
