@@ -14,18 +14,27 @@ const MAX_BODY: usize = 16 * 1024 * 1024;
 #[derive(Clone, Debug)]
 pub struct Request {
     pub method: String,
+    /// The path without the query string, as sent.
     pub path: String,
+    /// The raw query string, without `?`.
     pub query: String,
+    /// The query, percent-decoded, in order.
     pub query_pairs: Vec<(String, String)>,
     pub version: String,
+    /// Header names lowercased, in order, duplicates kept.
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
 
 impl Request {
-    /// First header with that (lowercase) name.
+    /// First header with that name (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON, if it is JSON.
+    pub fn json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.body).ok()
     }
 
     /// Every header with that (lowercase) name, in order.
@@ -67,16 +76,10 @@ fn read_line(reader: &mut BufReader<TcpStream>) -> io::Result<Option<String>> {
     Ok(Some(String::from_utf8_lossy(&buf).into_owned()))
 }
 
-/// Reads the next request from a connection. Answers `Expect: 100-continue`
-/// itself so a client that waits for it is not stuck.
-pub fn read_request(reader: &mut BufReader<TcpStream>) -> ReadOutcome {
-    match read_request_inner(reader) {
-        Ok(r) => r,
-        Err(_) => ReadOutcome::Closed,
-    }
-}
-
-fn read_request_inner(reader: &mut BufReader<TcpStream>) -> io::Result<ReadOutcome> {
+/// Reads the next request from a connection (an error reads as a close).
+/// Answers `Expect: 100-continue` itself so a client that waits for it is
+/// not stuck.
+pub fn read_request(reader: &mut BufReader<TcpStream>) -> io::Result<ReadOutcome> {
     // Tolerate stray blank lines between kept-alive requests.
     let line = loop {
         match read_line(reader)? {
@@ -180,31 +183,16 @@ impl Response {
     }
 }
 
+/// The reason phrases of the statuses the fake answers with.
+const REASONS: &str = "100 Continue|200 OK|201 Created|202 Accepted|204 No Content|301 Moved Permanently|\
+    302 Found|307 Temporary Redirect|400 Bad Request|401 Unauthorized|403 Forbidden|404 Not Found|\
+    405 Method Not Allowed|409 Conflict|413 Content Too Large|422 Unprocessable Entity|\
+    429 Too Many Requests|500 Internal Server Error|502 Bad Gateway|503 Service Unavailable|\
+    504 Gateway Timeout";
+
 pub fn reason_phrase(status: u16) -> &'static str {
-    match status {
-        100 => "Continue",
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        204 => "No Content",
-        301 => "Moved Permanently",
-        302 => "Found",
-        307 => "Temporary Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        409 => "Conflict",
-        413 => "Content Too Large",
-        422 => "Unprocessable Entity",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        _ => "Unknown",
-    }
+    let code = format!("{status} ");
+    REASONS.split('|').find_map(|reason| reason.strip_prefix(code.as_str())).unwrap_or("Unknown")
 }
 
 /// The status line and headers, with a Content-Length of `content_length`.

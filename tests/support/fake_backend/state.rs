@@ -9,9 +9,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Which papers the fake serves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Corpus {
     /// The short synthetic corpus (ids 801..=834) that every other fixture refers to.
+    #[default]
     Short,
     /// The realistic slice (`realistic/`, ids 2001..=2120): long titles, many
     /// authors, arXiv DOIs and URLs, for measuring context budgets. Only the
@@ -21,7 +22,7 @@ pub enum Corpus {
 
 /// The fake's memory. Fields are public so a test can read or adjust them
 /// through `FakeBackend::state()`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct State {
     pub corpus: Corpus,
     /// Rows of `routines` as resmon stores them: flags as 0/1, `parameters` as JSON text.
@@ -117,19 +118,11 @@ impl State {
             executions,
             profiles,
             embeddings_configured: true,
-            running_count: 0,
             run_limit: 3,
             queue_limit: 16,
-            queue: Vec::new(),
             version: "2.3.0".into(),
             reports_identity: true,
-            older_release: false,
-            json_refused_by_validation: false,
-            lacking: Vec::new(),
-            sweep_request_ids: BTreeMap::new(),
-            sweep_duplicate_of: None,
-            settings_side_effects: Vec::new(),
-            edits: BTreeMap::new(),
+            ..State::default()
         }
     }
 

@@ -3,7 +3,6 @@
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
-use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -50,22 +49,15 @@ pub fn fmt_iso_micros(secs: i64, micros: u32) -> String {
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Random bytes from the OS when it offers a device for them, otherwise from
-/// std's randomly keyed SipHash (good enough for a test double, and portable).
+/// Random bytes from std's randomly keyed SipHash: portable, and random
+/// enough for a test double.
 fn random_bytes(n: usize) -> Vec<u8> {
-    let mut out = vec![0u8; n];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom")
-        && f.read_exact(&mut out).is_ok()
-    {
-        return out;
-    }
-    for chunk in out.chunks_mut(8) {
+    let block = |_| {
         let mut h = RandomState::new().build_hasher();
         h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        h.write_u32(now().1);
-        chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
-    }
-    out
+        h.finish().to_le_bytes()
+    };
+    (0..n.div_ceil(8)).flat_map(block).take(n).collect()
 }
 
 /// A token shaped like Python's `secrets.token_urlsafe(32)`: 43 URL-safe
