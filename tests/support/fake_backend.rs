@@ -31,7 +31,7 @@ pub use routes::ROUTES;
 pub use state::{Corpus, State};
 
 pub use http::Request;
-use http::{ReadOutcome, Response};
+use http::Response;
 pub use modes::Fault;
 use modes::{Answer, End, Mode, Wire};
 use routes::path_matches;
@@ -45,8 +45,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-/// Ids in the synthetic corpus that tests rely on (fixtures/backend/README.md
-/// describes the rest).
+/// Ids in the synthetic corpus that tests rely on (fixtures/backend/README.md tells the rest).
 pub mod corpus {
     /// Paper ids run 801..=834: 34 papers (14 arxiv, 9 biorxiv, 9 pubmed, 1 medrxiv, 1 crossref),
     /// so a 25-row page has a second page of 9.
@@ -69,8 +68,7 @@ pub mod corpus {
     pub const EXEC_MISSING: i64 = 99_999;
 }
 
-/// The routes [`FakeBackend::emulate_older_release`] lacks: the ones the
-/// newest contract features live on.
+/// The routes [`FakeBackend::emulate_older_release`] lacks: the newest features' routes.
 pub const OLDER_RELEASE_LACKS: [(&str, &str); 5] = [
     ("GET", "/api/routines/{id}/deliveries"),
     ("GET", "/api/routines/{id}/coverage"),
@@ -79,13 +77,11 @@ pub const OLDER_RELEASE_LACKS: [(&str, &str); 5] = [
     ("GET", "/api/watchdog"),
 ];
 
-/// The realistic slice (`fixtures/backend/realistic/`, served by
-/// `FakeBackend::start_with(dir, Corpus::Realistic)`).
+/// The realistic slice (`fixtures/backend/realistic/`, served with `Corpus::Realistic`).
 pub mod realistic {
     /// Paper ids run 2001..=2120, two a day from 2026-11-30 back, all arxiv.
     pub const DOC_COUNT: usize = 120;
-    /// A query whose keyword answer is far more than one page of 25 (it
-    /// matches 70 papers): the page the budgets are measured on.
+    /// A query matching 70 papers, far more than a page of 25: the budgets' page.
     pub const QUERY: &str = "learning";
     pub const QUERY_MATCHES: i64 = 70;
 }
@@ -107,7 +103,7 @@ impl std::ops::Deref for Recorded {
     }
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Creds {
     token: String,
     runtime_id: String,
@@ -118,7 +114,7 @@ impl Creds {
     /// A fresh token, runtime id and start time, as a (re)started resmon has.
     fn mint() -> Creds {
         let (secs, micros) = util::now();
-        let started_at = util::fmt_iso_micros(secs, micros);
+        let started_at = util::fmt_time(secs, 'T', &format!(".{micros:06}+00:00"));
         Creds { token: util::mint_token(), runtime_id: util::mint_uuid4(), started_at }
     }
 }
@@ -134,10 +130,9 @@ struct Inner {
     next_seq: AtomicU64,
     fault: Mutex<Fault>,
     route_faults: Mutex<Vec<(String, String, Fault)>>,
-    /// Route faults that start after a number of matching requests passed.
+    /// Route faults that start once a number of matching requests went by.
     delayed_faults: Mutex<Vec<(String, String, usize, Fault)>>,
-    /// A route whose next request finds the backend restarted (new token,
-    /// new runtime id) just before it arrives.
+    /// A route whose next request finds the backend restarted just before it arrives.
     restart_on: Mutex<Option<(String, String)>>,
     /// Canned answers, by method and exact path.
     overrides: Mutex<Vec<(String, String, Response)>>,
@@ -169,21 +164,14 @@ fn loopback(port: u16) -> SocketAddr {
 
 /// Writes `content` to `path` through a temporary file and a rename, owner-only on Unix.
 fn write_private_file(path: &Path, content: &str) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create_new(true);
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let mut f = opts.open(&tmp)?;
-    f.write_all(content.as_bytes())?;
-    f.sync_all()?;
-    drop(f);
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    opts.open(&tmp)?.write_all(content.as_bytes())?;
     std::fs::rename(&tmp, path)
 }
 
@@ -194,15 +182,13 @@ fn remove_if_holds(path: &Path, content: &str) {
 }
 
 impl FakeBackend {
-    /// Binds 127.0.0.1:0, mints a token and a runtime id, writes the port and
-    /// token files into `state_dir` (created if missing), loads the corpus and
-    /// starts serving. Panics if any of that fails: it is a test helper.
+    /// Binds 127.0.0.1:0, mints a token and a runtime id, writes the port and token
+    /// files into `state_dir` (created if missing) and serves; panics if it cannot.
     pub fn start(state_dir: &Path) -> FakeBackend {
         FakeBackend::start_with(state_dir, Corpus::Short)
     }
 
-    /// As `start`, serving the papers of `corpus` (the realistic slice for
-    /// the context-budget measures).
+    /// As `start`, serving the papers of `corpus`.
     pub fn start_with(state_dir: &Path, corpus: Corpus) -> FakeBackend {
         std::fs::create_dir_all(state_dir)
             .unwrap_or_else(|e| panic!("fake backend: cannot create {}: {e}", state_dir.display()));
@@ -219,20 +205,13 @@ impl FakeBackend {
             ..Inner::default()
         });
         let fb = FakeBackend { inner: inner.clone(), threads: Mutex::new(Vec::new()) };
-        std::fs::write(fb.port_file(), port.to_string())
-            .unwrap_or_else(|e| panic!("fake backend: cannot write the port file: {e}"));
-        let token = fb.token();
-        write_private_file(&fb.token_file(), &token)
-            .unwrap_or_else(|e| panic!("fake backend: cannot write the token file: {e}"));
-
+        let files = std::fs::write(fb.port_file(), port.to_string())
+            .and_then(|()| write_private_file(&fb.token_file(), &fb.token()));
+        files.unwrap_or_else(|e| panic!("fake backend: cannot write the port and token files: {e}"));
         let serving = [(listener, serve_connection as fn(Arc<Inner>, TcpStream)), (decoy, serve_decoy)];
         for (listener, serve) in serving {
             let inner = inner.clone();
-            let accept = thread::Builder::new()
-                .name(format!("fake-backend-{port}"))
-                .spawn(move || accept_loop(inner, listener, serve))
-                .expect("fake backend: spawn accept thread");
-            lock(&fb.threads).push(accept);
+            lock(&fb.threads).push(thread::spawn(move || accept_loop(inner, listener, serve)));
         }
         fb
     }
@@ -287,9 +266,8 @@ impl FakeBackend {
         *lock(&self.inner.fault) = fault;
     }
 
-    /// Applies `fault` only to requests with this method and path (no query);
-    /// a `{name}` segment in `path` matches any one segment. `Fault::None`
-    /// removes it. A route fault wins over the global one.
+    /// Applies `fault` to requests with this method and path, the query aside (a `{name}`
+    /// segment matches any one), over the global fault; `Fault::None` removes it.
     pub fn set_fault_for(&self, method: &str, path: &str, fault: Fault) {
         let mut faults = lock(&self.inner.route_faults);
         faults.retain(|(m, p, _)| !(m == method && p == path));
@@ -298,8 +276,7 @@ impl FakeBackend {
         }
     }
 
-    /// Clears the global fault and every route fault, and gives back every
-    /// route `lack_route` took away.
+    /// Clears every fault, and gives back every route `lack_route` took away.
     pub fn clear_faults(&self) {
         lock(&self.inner.state).lacking.clear();
         *lock(&self.inner.fault) = Fault::None;
@@ -307,16 +284,14 @@ impl FakeBackend {
         lock(&self.inner.delayed_faults).clear();
     }
 
-    /// Like [`FakeBackend::set_fault_for`], but the first `pass` matching
-    /// requests are answered normally: a fault in the middle of one call
-    /// (the read-back after a write, say).
+    /// As `set_fault_for`, once `pass` matching requests went by: a fault in the
+    /// middle of one call (the read-back after a write, say).
     pub fn set_fault_after(&self, method: &str, path: &str, pass: usize, fault: Fault) {
         lock(&self.inner.delayed_faults).push((method.to_string(), path.to_string(), pass, fault));
     }
 
-    /// A canned answer for one method and exact path (the guard still runs first).
-    /// Content-Type defaults to application/json unless `headers` names one;
-    /// Content-Length is always computed.
+    /// A canned answer for one method and exact path, after the guard; Content-Type
+    /// is application/json unless `headers` names one, Content-Length is computed.
     pub fn override_response(
         &self,
         method: &str,
@@ -341,30 +316,26 @@ impl FakeBackend {
         lock(&self.inner.overrides).clear();
     }
 
-    /// Makes `method path` answer as a resmon release without that route
-    /// does: the web framework's own 404, `{"detail": "Not Found"}`.
-    /// Another method on the same path then answers as the framework does
-    /// for a path it serves with no method: 404, or 405 if one remains.
+    /// Makes `method path` answer as a release without that route: the web
+    /// framework's 404, `{"detail": "Not Found"}`; another method there then
+    /// answers 404, or 405 if the path keeps one.
     pub fn lack_route(&self, method: &str, path: &str) {
         self.set_fault_for(method, path, Fault::Status(404, r#"{"detail":"Not Found"}"#.into()));
         lock(&self.inner.state).lacking.push((method.to_string(), path.to_string()));
     }
 
-    /// Behaves as resmon 1.6.1, the oldest release this project was tried
-    /// against: an older release (above) that also has no
-    /// `POST /api/routines/{id}/run`.
+    /// Behaves as resmon 1.6.1, the oldest release tried: an older release
+    /// without `POST /api/routines/{id}/run`.
     pub fn emulate_resmon_1_6_1(&self) {
         self.emulate_older_release("1.6.1");
         self.lack_route("POST", "/api/routines/{id}/run");
     }
 
-    /// Behaves as a resmon release older than contract 1.0 expects: health
-    /// reports `version` and no identity (and `expected_runtime_id` is
-    /// ignored), the answers recorded for an older release are served (a
-    /// created routine's `intent` is not stored), the reference export
-    /// refuses the `json` format for every run, the profile list refuses
-    /// `kind=group` ("kind must be person or institution"), and each route in
-    /// [`OLDER_RELEASE_LACKS`] answers the framework's 404.
+    /// Behaves as a release older than contract 1.0 expects: health has no identity
+    /// (`expected_runtime_id` is ignored), the answers recorded for an older release
+    /// are served (a created routine's `intent` is not stored), the reference export
+    /// refuses `json`, the profile list refuses `kind=group` ("kind must be person or
+    /// institution"), and [`OLDER_RELEASE_LACKS`] answer the framework's 404.
     pub fn emulate_older_release(&self, version: &str) {
         {
             let mut st = lock(&self.inner.state);
@@ -377,22 +348,20 @@ impl FakeBackend {
         }
     }
 
-    /// With [`FakeBackend::emulate_older_release`]: the reference export's
-    /// `format` is an enum, so `json` is refused by FastAPI's validation (a
-    /// 422 listing `loc` `["query", "format"]`, `input` `"json"`) for any
-    /// run id, instead of the release's 400 sentence.
+    /// With `emulate_older_release`: the reference export refuses `json` for any
+    /// run by FastAPI's validation (a 422, its `format` an enum), not a 400 sentence.
     pub fn refuse_json_by_validation(&self) {
         lock(&self.inner.state).json_refused_by_validation = true;
     }
 
-    /// Behaves as a restarted backend on the same port: a new token and a new
-    /// runtime id; the token file is rewritten and the old token is refused.
+    /// Restarts on the same port: a new token (rewritten to its file, the old one
+    /// refused from now on) and a new runtime id.
     pub fn restart_with_new_token(&self) {
         restart(&self.inner);
     }
 
-    /// The next request to `method path` finds the backend restarted on the
-    /// same port, as if resmon restarted between two requests of one call.
+    /// The next request to `method path` finds the backend restarted, as if
+    /// resmon restarted between two requests of one call.
     pub fn restart_before(&self, method: &str, path: &str) {
         *lock(&self.inner.restart_on) = Some((method.to_string(), path.to_string()));
     }
@@ -402,14 +371,13 @@ impl FakeBackend {
         self.inner.decoy_hits.load(Ordering::SeqCst)
     }
 
-    /// Stops listening (later connects are refused), closes open connections
-    /// and removes the port and token files (when they still hold this
-    /// instance's values). Safe to call twice.
+    /// Stops listening, closes open connections and removes the port and token
+    /// files that still hold this instance's values. Safe to call twice.
     pub fn stop(&self) {
         if self.inner.stopped.swap(true, Ordering::SeqCst) {
             return;
         }
-        // Wake both accept loops so they notice and drop their listeners.
+        // Wake both accept loops, so that they see the stop.
         for p in [self.inner.port, self.inner.decoy_port] {
             let _ = TcpStream::connect_timeout(&loopback(p), Duration::from_secs(1));
         }
@@ -435,8 +403,6 @@ impl Drop for FakeBackend {
     }
 }
 
-// ====================================================================== serving
-
 /// Serves each connection `listener` accepts on a thread of its own, until stop.
 fn accept_loop(inner: Arc<Inner>, listener: TcpListener, serve: fn(Arc<Inner>, TcpStream)) {
     for conn in listener.incoming() {
@@ -457,16 +423,12 @@ fn serve_decoy(inner: Arc<Inner>, mut stream: TcpStream) {
     inner.decoy_hits.fetch_add(1, Ordering::SeqCst);
     let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
     let _ = stream.read(&mut [0u8; 8192]);
-    let _ = http::write_response(
-        &mut stream,
-        &Response::detail(404, "This is not the backend you were sent to."),
-        true,
-    );
+    let away = Response::detail(404, "This is not the backend you were sent to.");
+    let _ = http::write_response(&mut stream, &away, true);
     let _ = stream.shutdown(Shutdown::Both);
 }
 
-/// The pause after each of a mode's preface bytes, so that the client reads
-/// them apart from what follows.
+/// The pause after a mode's preface bytes, so that the client reads them apart.
 const PRECEDED_PAUSE: Duration = Duration::from_millis(30);
 
 /// The pause between two bytes of an answer that drips.
@@ -486,9 +448,9 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
     let mut served = 0usize;
     while !inner.stopped.load(Ordering::SeqCst) {
         let req = match http::read_request(&mut reader) {
-            Ok(ReadOutcome::Request(r)) => r,
-            Ok(ReadOutcome::Closed) | Err(_) => break,
-            Ok(ReadOutcome::Malformed(why)) => {
+            Ok(Ok(r)) => r,
+            Err(_) => break,
+            Ok(Err(why)) => {
                 let r = Response::bytes(400, "text/plain; charset=utf-8", why);
                 let _ = http::write_response(reader.get_mut(), &r, true);
                 break;
@@ -511,15 +473,13 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
             End::KeepAlive | End::Close => (),
             End::Hang => hang(&inner, stream),
             End::Reset => reset = abortive_close(stream),
-            End::Drip(byte) if written.is_ok() => {
-                while !inner.stopped.load(Ordering::SeqCst) {
+            End::Drip(byte) => {
+                let mut dripping = written.is_ok();
+                while dripping && !inner.stopped.load(Ordering::SeqCst) {
                     thread::sleep(DRIP_EVERY);
-                    if stream.write_all(&[byte]).and_then(|()| stream.flush()).is_err() {
-                        break;
-                    }
+                    dripping = stream.write_all(&[byte]).and_then(|()| stream.flush()).is_ok();
                 }
             }
-            End::Drip(_) => (),
         }
         break;
     }
@@ -538,23 +498,13 @@ fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
 #[cfg(target_os = "linux")]
 fn abortive_close(stream: &TcpStream) -> bool {
     use std::os::fd::AsRawFd;
-    #[repr(C)]
-    struct Linger {
-        onoff: i32,
-        seconds: i32,
-    }
     unsafe extern "C" {
-        fn setsockopt(fd: i32, level: i32, name: i32, value: *const Linger, length: u32) -> i32;
+        fn setsockopt(fd: i32, level: i32, name: i32, value: *const [i32; 2], length: u32) -> i32;
     }
-    const SOL_SOCKET: i32 = 1;
-    const SO_LINGER: i32 = 13;
-    let linger = Linger { onoff: 1, seconds: 0 };
-    // SAFETY: the descriptor is open for as long as `stream` is borrowed,
-    // and the value is a `struct linger` of the length given.
-    let done = unsafe {
-        setsockopt(stream.as_raw_fd(), SOL_SOCKET, SO_LINGER, &linger, std::mem::size_of::<Linger>() as u32)
-    };
-    done == 0
+    // SOL_SOCKET (1), SO_LINGER (13), and a `struct linger` (two ints): on, 0 seconds.
+    // SAFETY: the descriptor is open while `stream` is borrowed, and the value
+    // is a `struct linger` of the length given.
+    unsafe { setsockopt(stream.as_raw_fd(), 1, 13, &[1, 0], 8) == 0 }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -569,9 +519,8 @@ fn hang(inner: &Inner, stream: &mut TcpStream) {
     while !inner.stopped.load(Ordering::SeqCst) {
         match stream.read(&mut buf) {
             Ok(0) => return,
-            Ok(_) => {}
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
-            Err(_) => return,
+            Err(e) if !matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => return,
+            _ => {}
         }
     }
 }
@@ -590,19 +539,18 @@ fn set_answer(inner: &Inner, seq: u64, status: u16, body: Vec<u8>) {
     }
 }
 
+/// The fault in force for a request: a delayed one once its passes are spent,
+/// else a route's, else the global one.
 fn fault_for(inner: &Inner, method: &str, path: &str) -> Fault {
-    for (m, p, pass, fault) in lock(&inner.delayed_faults).iter_mut() {
-        if m == method && path_matches(p, path) {
-            if *pass == 0 {
-                return fault.clone();
-            }
-            *pass -= 1;
+    let fits = |m: &str, p: &str| m == method && path_matches(p, path);
+    for (.., pass, fault) in lock(&inner.delayed_faults).iter_mut().filter(|(m, p, ..)| fits(m, p)) {
+        if *pass == 0 {
+            return fault.clone();
         }
+        *pass -= 1;
     }
-    let route = lock(&inner.route_faults)
-        .iter()
-        .find(|(m, p, _)| m == method && path_matches(p, path))
-        .map(|(_, _, f)| f.clone());
+    let route_faults = lock(&inner.route_faults);
+    let route = route_faults.iter().find(|(m, p, _)| fits(m, p)).map(|(.., fault)| fault.clone());
     route.unwrap_or_else(|| lock(&inner.fault).clone())
 }
 
@@ -649,8 +597,6 @@ fn bearer(authorization: &str) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
-/// A restart on the same port: a new token (written to the token file) and
-/// a new runtime id; the old token is refused from then on.
 fn restart(inner: &Inner) {
     *lock(&inner.creds) = Creds::mint();
     let token = lock(&inner.creds).token.clone();
@@ -660,19 +606,15 @@ fn restart(inner: &Inner) {
 
 /// The mode in force for `req` (a row of the fault table) and the answer it serves.
 fn handle(inner: &Inner, req: &Request, reused: bool) -> (Mode, Response) {
-    let due =
-        lock(&inner.restart_on).as_ref().is_some_and(|(m, p)| *m == req.method && path_matches(p, &req.path));
-    if due {
-        lock(&inner.restart_on).take();
+    let due = lock(&inner.restart_on).take_if(|(m, p)| *m == req.method && path_matches(p, &req.path));
+    if due.is_some() {
         restart(inner);
     }
     let decoy = |path: &str| format!("http://127.0.0.1:{}{path}", inner.decoy_port);
     let mut mode = fault_for(inner, &req.method, &req.path).mode(req, &decoy, reused);
-    let (token, runtime_id, started_at) = {
-        let c = lock(&inner.creds);
-        (c.token.clone(), c.runtime_id.clone(), c.started_at.clone())
-    };
-    let refused = if matches!(mode.answer, Answer::Guard(_)) { None } else { guard(inner, &token, req) };
+    let creds = lock(&inner.creds).clone();
+    let refused =
+        if matches!(mode.answer, Answer::Guard(_)) { None } else { guard(inner, &creds.token, req) };
     if let Some(refused) = refused {
         (mode.wire, mode.end) = (Wire::Whole, End::KeepAlive);
         return (mode, refused);
@@ -684,8 +626,7 @@ fn handle(inner: &Inner, req: &Request, reused: bool) -> (Mode, Response) {
         let canned = overrides.iter().find(|(m, p, _)| *m == req.method && *p == req.path);
         let canned = canned.map(|(_, _, response)| response.clone());
         canned.unwrap_or_else(|| {
-            let ctx =
-                routes::Ctx { runtime_id: &runtime_id, started_at: &started_at, pid: std::process::id() };
+            let ctx = routes::Ctx { runtime_id: &creds.runtime_id, started_at: &creds.started_at };
             routes::dispatch(&mut lock(&inner.state), &ctx, req)
         })
     };

@@ -1,8 +1,6 @@
-//! The fault modes as data: [`Fault`] and its table in one list. Each row is
-//! a fault and its [`Mode`]: what is answered (the route's own answer, changed
-//! or not, or another, with or without the route's work done first), how much
-//! of it goes on the wire and how the connection ends. `serve_connection`
-//! interprets every mode alike, so a new fault is a new row.
+//! The fault modes as data: each row of the table declares a [`Fault`] and its
+//! [`Mode`] (what is answered, how much of it goes on the wire, how the
+//! connection ends), which `serve_connection` serves alike: a new fault is a row.
 
 use super::http::{Request, Response, head_bytes, reason_phrase};
 use serde_json::{Map, Value, json};
@@ -13,20 +11,19 @@ pub struct Mode {
     /// Waited before the route's work.
     pub delay: Duration,
     pub answer: Answer,
-    /// Written first, each followed by a short pause.
+    /// Written first, each then a short pause.
     pub preface: Vec<Vec<u8>>,
     pub wire: Wire,
     pub end: End,
 }
 
-/// What is answered. The route's answer is a test's override when one is
-/// set for the route, else the route's own, its work done.
+/// What is answered. The route's answer is a test's override, else the route's own, its work done.
 pub enum Answer {
     Own,
     Changed(Box<dyn FnOnce(Response) -> Response>),
     /// This answer; the route never sees the request.
     Instead(Response),
-    /// This answer in place of the guard's: the guard and the route never run.
+    /// This answer; the guard and the route never run.
     Guard(Response),
     /// This answer once the route's work is done (a write stored).
     After(Response),
@@ -37,12 +34,11 @@ pub enum Answer {
 pub enum Wire {
     Whole,
     Nothing,
-    /// A head whose Content-Length promises the whole body (and at least
-    /// one byte more than is sent), then the body's first N bytes.
+    /// A head promising the whole body and more than is sent, then the body's first N bytes.
     BodyUpTo(usize),
     /// The status line and the first header.
     StatusLine,
-    /// The whole answer, with a header whose name holds a space right after its status line.
+    /// The whole answer with a header named with a space right after its status line.
     BadHeader,
     /// These bytes in place of the answer.
     Raw(&'static [u8]),
@@ -56,8 +52,7 @@ pub enum End {
     Close,
     /// Kept open and silent until stop or the peer leaves.
     Hang,
-    /// Reset (an abortive close, SO_LINGER 0) where the platform lets the
-    /// fake ask for one (Linux), else closed.
+    /// Reset (an abortive close) on Linux, closed elsewhere.
     Reset,
     /// This byte every 20 ms until stop or the peer leaves: an answer that never ends.
     Drip(u8),
@@ -67,10 +62,8 @@ use Answer::{After, Changed, Guard, Instead, Own};
 use End::{Close, Drip, Hang, KeepAlive, Reset};
 use Wire::{BadHeader, BodyUpTo, Nothing, Raw, StatusLine, Whole};
 
-/// Declares [`Fault`] and its table from one list of rows: a fault's docs,
-/// name and fields, and its mode, an expression of the fields, the request,
-/// `decoy` (a path on the decoy port as a URL) and `reused` (whether the
-/// connection carried a request before this one).
+/// Declares [`Fault`] and its table from rows: a fault's docs, name, fields and mode (of the fields,
+/// the request, `decoy`, a path on the decoy port as a URL, and `reused`, a connection used before).
 macro_rules! fault_table {
     (|$req:ident, $decoy:ident, $reused:ident|
      $($(#[$attr:meta])* $name:ident $(($($field:ident: $ty:ty),+))? => $mode:expr,)+) => {
@@ -102,9 +95,8 @@ fault_table! { |req, decoy, reused|
     CloseWithoutAnswer => silent(Close),
     /// A reset without a byte of answer (Linux; elsewhere a close).
     ResetWithoutAnswer => silent(Reset),
-    /// A close without a byte of answer on a connection that already carried a
-    /// request, the route's own answer on a new one: an idle keep-alive
-    /// connection the server closed just as the client reused it.
+    /// A close without a byte of answer on a connection that carried a request before, the
+    /// route's own answer on a new one: an idle connection closed as the client reused it.
     CloseIfReused => if reused { silent(Close) } else { row(Own, Whole, KeepAlive) },
     /// A 200 head and half its body, then close.
     ResetMidBody => padded('y', Close),
@@ -113,8 +105,7 @@ fault_table! { |req, decoy, reused|
     /// A Content-Length larger than the body sent, then close.
     LyingContentLength =>
         row(Instead(json(200, format!("{:<4096}", r#"{"status":"ok"}"#))), BodyUpTo(15), Close),
-    /// The route's status and first N bytes of body (its work done) under a
-    /// head with the whole body's length and only a JSON content type, then close.
+    /// The route's status and first N bytes of body under a head with only a JSON type, then close.
     BreakOff(sent: usize) => row(Changed(Box::new(json_head)), BodyUpTo(sent), Close),
     /// As `BreakOff` under the route's own head, then silence on an open connection.
     StallAfter(sent: usize) => row(Own, BodyUpTo(sent), Hang),
@@ -147,18 +138,18 @@ fault_table! { |req, decoy, reused|
         let found = Response::bytes(302, "text/plain; charset=utf-8", "Found");
         row(Instead(found.with_header("location", &decoy("/api/health"))), Whole, KeepAlive)
     },
-    /// The route's work done, then this 3xx status with a `Location` naming this path on
-    /// the decoy port (which must never be reached or shown) and this JSON body.
+    /// The route's work done, then this status, a `Location` naming this path on the
+    /// decoy port (never to be reached or shown) and this JSON body.
     RedirectTo(code: u16, path: String, body: String) =>
         row(After(json(code, body).with_header("location", &decoy(&path))), Whole, KeepAlive),
-    /// The route's work done (a write stored), then this status, content type
-    /// and body: a resmon that did what was asked and failed while answering.
+    /// The route's work done, then this status, content type and body: a resmon
+    /// that did what was asked and failed while answering.
     StoredThen(code: u16, content_type: String, body: String) =>
         row(After(Response::bytes(code, &content_type, body)), Whole, KeepAlive),
     /// The route's answer with one more header of this many bytes: a head too large to read.
     BigHead(bytes: usize) => changed(move |r| r.with_header("x-big", &"b".repeat(bytes))),
-    /// The route's answer with the request's token in its string fields (`detail`,
-    /// `message`, a `note` in nested objects and rows); a status below 400 becomes 200.
+    /// The route's answer with the request's token in `detail`, `message` and a `note`
+    /// in nested objects and rows; a status below 400 becomes 200.
     EchoToken => {
         let token = req.header("authorization").and_then(super::bearer).unwrap_or_default().to_string();
         changed(move |r| {
@@ -188,22 +179,19 @@ fault_table! { |req, decoy, reused|
     })),
     /// The route's answer with each top-level key of this object set to its value, null included.
     SetKeys(keys: Value) => Fault::SetKeysIn(String::new(), keys).mode(req, decoy, reused),
-    /// As `SetKeys`, in every object the path leads to: keys separated by `/`, `*`
-    /// for every element of an array (`papers/*`), empty for the top level.
+    /// As `SetKeys`, in every object the path leads to (`papers/*`: `*` for each element).
     SetKeysIn(path: String, keys: Value) => changed(move |r| rewrite(r, |body| {
         let mut body = body.filter(Value::is_object)?;
         set_keys_in(&mut body, &path, &keys);
         Some(body.to_string())
     })),
-    /// The route's answer with this key written once more at the end of its top-level
-    /// object: one key twice, which a parser that keeps the last reads without a word.
+    /// The route's answer with this key written once more, with this value, at the end of its object.
     RepeatKey(key: String, value: Value) => changed(move |r| rewrite(r, |body| {
         let text = body.filter(Value::is_object)?.to_string();
         let comma = if text.len() > 2 { "," } else { "" };
         Some(format!("{}{comma}{}:{value}}}", &text[..text.len() - 1], Value::String(key)))
     })),
-    /// These bytes first (an interim `100 Continue` head, a stray blank line), a
-    /// moment's pause, then the inner fault's answer.
+    /// These bytes (an interim `100 Continue`, a blank line), a pause, then the inner fault.
     Preceded(first: String, then: Box<Fault>) => {
         let mut mode = then.mode(req, decoy, reused);
         mode.preface.insert(0, first.into_bytes());
@@ -242,8 +230,8 @@ fn json(status: u16, body: impl Into<Vec<u8>>) -> Response {
 }
 
 impl Mode {
-    /// What the request log keeps of `answer`: its status once a status line
-    /// went out and the answer ends, its body when it went out whole.
+    /// What the log keeps of `answer`: its status once a status line went out and
+    /// the answer ends, its body when it went out whole.
     pub fn recorded(&self, answer: &Response) -> (u16, Vec<u8>) {
         let status = if self.wire == Nothing || matches!(self.end, Drip(_)) { 0 } else { answer.status };
         // An oversized body is not kept: a test that sends many would hold them all.
@@ -251,9 +239,8 @@ impl Mode {
         (status, if whole { answer.body.clone() } else { Vec::new() })
     }
 
-    /// The bytes that go on the wire for `answer`. A head followed by the
-    /// whole body says `connection: close` when the connection ends after
-    /// it, by the client's asking or the mode's end.
+    /// The bytes for `answer`; a head before the whole body says `connection: close` when
+    /// the connection ends after it (the client asked, or the mode's end).
     pub fn bytes(&self, answer: &Response, client_close: bool) -> Vec<u8> {
         let Response { status, headers, body } = answer;
         let (close, whole) = (client_close || self.end == Close, body.len());
@@ -286,9 +273,8 @@ fn json_head(resp: Response) -> Response {
     Response { headers: json(0, "").headers, ..resp }
 }
 
-/// The answer with its body replaced by the JSON text `edit` makes of the
-/// JSON in it (None when it holds none), its status and other headers kept;
-/// when `edit` declines, the answer passes unchanged.
+/// The answer with the JSON text `edit` makes of its JSON body (None when not JSON), its
+/// status and other headers kept; when `edit` declines, the answer passes unchanged.
 fn rewrite(resp: Response, edit: impl FnOnce(Option<Value>) -> Option<String>) -> Response {
     let Some(text) = edit(serde_json::from_slice(&resp.body).ok()) else { return resp };
     let mut out = json(resp.status, text);
