@@ -623,8 +623,9 @@ fn handle(inner: &Inner, req: &Request, reused: bool) -> (Mode, Response) {
     // The route's answer: a test's override of it, else the route's own, its work done.
     let route = || {
         let overrides = lock(&inner.overrides);
-        let canned = overrides.iter().find(|(m, p, _)| *m == req.method && *p == req.path);
-        let canned = canned.map(|(_, _, response)| response.clone());
+        let canned =
+            overrides.iter().find(|(m, p, _)| *m == req.method && *p == req.path).map(|(.., r)| r.clone());
+        drop(overrides); // not held while the route locks the state
         canned.unwrap_or_else(|| {
             let ctx = routes::Ctx { runtime_id: &creds.runtime_id, started_at: &creds.started_at };
             routes::dispatch(&mut lock(&inner.state), &ctx, req)
