@@ -88,38 +88,9 @@ impl Backend {
             // it is read again and the request, which went nowhere, is sent
             // once to what it names now (contract-notes 18).
             Err(error) if !fresh && !self.resent && instance.candidate.from_port_file && refused(&error) => {
-                self.resent = true;
-                self.instance = None;
-                redact::log(&format!(
-                    "{route}: nothing accepted a connection on port {}; reading the port file again",
-                    instance.candidate.port
-                ));
-                self.check_deadline(Method::Get, &route)?;
-                // The file gone: resmon is not running, which the first
-                // refusal already says, with the address that was tried.
-                // Anything else the file, read again, led to (another port
-                // without its token, a health answer that is not resmon's)
-                // is what was seen last, and is said, beside the first port.
-                instance = match self.instance() {
-                    Ok((found, _)) => found,
-                    Err(again)
-                        if again.detail.contains_key("port_file")
-                            && again.detail.get("problem") == Some(&json!("absent")) =>
-                    {
-                        return Err(error);
-                    }
-                    Err(again) => {
-                        let first = json!(instance.candidate.base_url());
-                        return Err(again.with_detail("first_tried", first));
-                    }
-                };
-                if let Some(expected) = self.pinned.clone()
-                    && path != "/api/health"
-                {
-                    self.preflight(&instance, &expected)?;
-                }
-                self.check_deadline(method, &route)?;
-                self.exchange(&instance, method, path, query, body)
+                let (found, reply) = self.after_refusal(&instance, error, method, path, query, body)?;
+                instance = found;
+                reply
             }
             // A GET that met a kept connection closed under it is sent once
             // more, on a new one, within the call's deadline: no answer came,
@@ -147,16 +118,7 @@ impl Backend {
         redact::log(&format!("{} was refused with 401 token_invalid; rediscovering once", reply.route));
         self.check_deadline(Method::Get, &route)?;
         let (instance, _) = self.instance()?;
-        // A pinned call is checked against the rediscovered instance before
-        // anything else is asked of it: a restarted resmon is another
-        // process, and a pinned answer must come from the one expected.
-        if let Some(expected) = self.pinned.clone()
-            && path != "/api/health"
-        {
-            self.preflight(&instance, &expected)?;
-        }
-        self.check_deadline(method, &route)?;
-        let again = self.exchange(&instance, method, path, query, body).inspect_err(|_| {
+        let again = self.send_to_rediscovered(&instance, method, path, query, body).inspect_err(|_| {
             self.instance = None;
         })?;
         if again.status == 401 {
@@ -164,6 +126,70 @@ impl Backend {
             return Err(token_refused(&instance, &again));
         }
         Ok(again)
+    }
+
+    /// Nothing took the connection at the port a port file named when it
+    /// was last read: a resmon that restarted writes a new one, so the file
+    /// is read again and the request, which went nowhere, is sent once to
+    /// what it names now (contract-notes 18). The instance it went to, and
+    /// its answer.
+    fn after_refusal(
+        &mut self,
+        refused_by: &Instance,
+        error: ToolError,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<(Instance, Result<Reply, ToolError>), ToolError> {
+        let route = format!("{} {path}", method.as_str());
+        self.resent = true;
+        self.instance = None;
+        redact::log(&format!(
+            "{route}: nothing accepted a connection on port {}; reading the port file again",
+            refused_by.candidate.port
+        ));
+        self.check_deadline(Method::Get, &route)?;
+        // The file gone: resmon is not running, which the first refusal
+        // already says, with the address that was tried. Anything else the
+        // file, read again, led to (another port without its token, a health
+        // answer that is not resmon's) is what was seen last, and is said,
+        // beside the first port.
+        let instance = match self.instance() {
+            Ok((found, _)) => found,
+            Err(again)
+                if again.detail.contains_key("port_file")
+                    && again.detail.get("problem") == Some(&json!("absent")) =>
+            {
+                return Err(error);
+            }
+            Err(again) => {
+                return Err(again.with_detail("first_tried", json!(refused_by.candidate.base_url())));
+            }
+        };
+        let reply = self.send_to_rediscovered(&instance, method, path, query, body);
+        Ok((instance, reply))
+    }
+
+    /// Sends a request again to an instance discovered anew within the call.
+    /// A pinned call is checked against it first, before anything else is
+    /// asked of it: a restarted resmon is another process, and a pinned
+    /// answer must come from the one expected.
+    fn send_to_rediscovered(
+        &mut self,
+        instance: &Instance,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<Reply, ToolError> {
+        if let Some(expected) = self.pinned.clone()
+            && path != "/api/health"
+        {
+            self.preflight(instance, &expected)?;
+        }
+        self.check_deadline(method, &format!("{} {path}", method.as_str()))?;
+        self.exchange(instance, method, path, query, body)
     }
 
     /// Pins the current call to a runtime id (contract 1.0 "Instance

@@ -248,7 +248,7 @@ fn after_row(job: &Job, scope: Scope, tool: &str, session: &mut Session, fakes: 
     for fake in fakes {
         for request in fake.requests().into_iter().filter(|request| request.method != "GET") {
             let tally = if request.status == 401 { &mut refused } else { &mut sent };
-            *tally.entry((request.method, request.path)).or_default() += 1;
+            *tally.entry((request.method.clone(), request.path.clone())).or_default() += 1;
         }
     }
     for ((method, path), count) in refused {

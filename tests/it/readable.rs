@@ -198,7 +198,7 @@ fn traffic(fake: &FakeBackend) -> Vec<Sent> {
                 .map(|(key, value)| (key.clone(), value.replace(&runtime_id, "<runtime>")))
                 .collect();
             let body = String::from_utf8_lossy(&request.body).replace(&runtime_id, "<runtime>");
-            (request.method, request.path, query, body)
+            (request.method.clone(), request.path.clone(), query, body)
         })
         .collect()
 }

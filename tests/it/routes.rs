@@ -57,7 +57,7 @@ fn pairs_sent() -> BTreeSet<(String, String)> {
         assert_eq!(result["isError"], false, "{tool} {arguments}: {result}");
         structured(&result);
     }
-    fake.requests().into_iter().map(|request| (request.method, request.path)).collect()
+    fake.requests().into_iter().map(|request| (request.method.clone(), request.path.clone())).collect()
 }
 
 #[test]

@@ -1,9 +1,6 @@
 //! The answers resmon computes (rankings, exports, audits, analytics, refusals
 //! of a bad ORCID, ...), served from `fixtures/backend/answers/` rather than
-//! computed again here. Each file holds a list of entries: the request they
-//! answer (method, path, query, and for a POST or PUT the JSON body), the
-//! context they were recorded in (`when`), and the answer itself. The format
-//! is described in `fixtures/backend/answers/README.md`.
+//! computed again here; `fixtures/backend/answers/README.md` gives their format.
 
 use super::http::{Request, Response};
 use super::state::load;
@@ -29,40 +26,34 @@ pub struct Context {
     pub release: &'static str,
 }
 
-/// Every fixture answer, read once per process (the files do not change
-/// while tests run, and a fake only ever edits its own copies).
+/// Every fixture answer, read once per process (a fake edits only its own copies).
 pub fn table() -> &'static [Entry] {
     static TABLE: OnceLock<Vec<Entry>> = OnceLock::new();
     TABLE.get_or_init(|| {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/backend/answers");
-        let mut files: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("fake backend: cannot list {}: {e}", dir.display()))
-            .filter_map(|f| f.ok()?.file_name().into_string().ok())
-            .filter(|name| name.ends_with(".json"))
-            .collect();
+        let listed =
+            std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("fake backend: cannot list {dir:?}: {e}"));
+        let mut files: Vec<String> = listed.filter_map(|f| f.ok()?.file_name().into_string().ok()).collect();
+        files.retain(|name| name.ends_with(".json"));
         files.sort();
         files.iter().flat_map(|f| entry_list(&load(&format!("answers/{f}")))).collect()
     })
 }
 
 fn entry_list(list: &Value) -> Vec<Entry> {
-    let entries = list.as_array().into_iter().flatten().cloned();
-    entries
-        .map(|raw| {
-            let line = raw["request"].as_str().unwrap_or_default();
-            let (method, target) = line.split_once(' ').unwrap_or((line, ""));
-            let (path, query) = target.split_once('?').unwrap_or((target, ""));
-            let mut query = parse_query(query);
-            query.sort();
-            Entry { method: method.into(), path: path.into(), query, raw }
-        })
-        .collect()
+    let entry = |raw: &Value| {
+        let line = raw["request"].as_str().unwrap_or_default();
+        let (method, target) = line.split_once(' ').unwrap_or((line, ""));
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        let mut query = parse_query(query);
+        query.sort();
+        Entry { method: method.into(), path: path.into(), query, raw: raw.clone() }
+    };
+    list.as_array().into_iter().flatten().map(entry).collect()
 }
 
-/// How well an entry's `when` fits the context, None when it does not. The
-/// corpus must match (a missing one means the short corpus); any other key
-/// an entry does not name fits every value, and the entry naming the most
-/// keys wins.
+/// How well an entry's `when` fits the context, None when it does not: the corpus must
+/// match (short when unnamed), a key not named fits any value, naming the most wins.
 fn fit(entry: &Entry, ctx: &Context) -> Option<usize> {
     let when = entry.raw.get("when").and_then(Value::as_object);
     let named = |key: &str| when.and_then(|w| w.get(key));
@@ -74,37 +65,28 @@ fn fit(entry: &Entry, ctx: &Context) -> Option<usize> {
         .then(|| when.map_or(0, Map::len))
 }
 
-/// The index of the entry answering `method path?query` with `body` in this
-/// context, if one was recorded.
-pub fn find(
-    method: &str,
-    path: &str,
-    query: &[(String, String)],
-    body: &[u8],
-    ctx: &Context,
-) -> Option<usize> {
+/// The index of the entry answering `verb path?query` with `body` in this context.
+pub fn find(verb: &str, path: &str, query: &[(String, String)], body: &[u8], ctx: &Context) -> Option<usize> {
     let mut query = query.to_vec();
     query.sort();
     let body: Option<Value> = serde_json::from_slice(body).ok();
     table()
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.method == method && e.path == path && e.query == query)
+        .filter(|(_, e)| e.method == verb && e.path == path && e.query == query)
         .filter(|(_, e)| e.raw.get("body").is_none_or(|b| Some(b) == body.as_ref()))
         .filter_map(|(i, e)| Some((fit(e, ctx)?, i)))
         .max_by_key(|(score, i)| (*score, std::cmp::Reverse(*i)))
         .map(|(_, i)| i)
 }
 
-/// The recorded answer as a response; `json` replaces the recorded JSON body
-/// (a fake's own edited copy).
+/// The recorded answer as a response, with `json` (a fake's own copy) for its JSON body.
 pub fn response(entry: &Value, json: Option<&Value>) -> Response {
     let status = entry["status"].as_u64().and_then(|s| u16::try_from(s).ok()).unwrap_or(500);
     let content_type = entry["content_type"].as_str().unwrap_or("application/json");
-    let body = match (json.or(entry.get("json")), entry["text"].as_str()) {
-        (Some(v), _) => serde_json::to_vec(v).unwrap_or_default(),
-        (None, Some(text)) => text.as_bytes().to_vec(),
-        (None, None) => Vec::new(),
+    let body = match json.or(entry.get("json")) {
+        Some(v) => serde_json::to_vec(v).unwrap_or_default(),
+        None => entry["text"].as_str().unwrap_or_default().into(),
     };
     let mut resp = Response::bytes(status, content_type, body);
     for (name, value) in entry["headers"].as_object().into_iter().flatten() {
@@ -113,8 +95,7 @@ pub fn response(entry: &Value, json: Option<&Value>) -> Response {
     resp
 }
 
-/// The answer for a request nobody recorded: a loud failure that says how
-/// to add one, never an invented answer.
+/// The answer to a request nobody recorded: a loud failure saying how to add one.
 pub fn unrecorded(req: &Request) -> Response {
     let mark = if req.query.is_empty() { "" } else { "?" };
     let what = format!("{} {}{mark}{}", req.method, req.path, req.query);
@@ -126,8 +107,7 @@ pub fn unrecorded(req: &Request) -> Response {
     Response::detail(500, &why)
 }
 
-/// RFC 7386 JSON merge patch: objects merge key by key, null removes a key,
-/// anything else replaces.
+/// RFC 7386 JSON merge patch: objects merge by key, null removes a key, all else replaces.
 pub fn merge(target: &mut Value, patch: &Value) {
     let Value::Object(changes) = patch else {
         *target = patch.clone();

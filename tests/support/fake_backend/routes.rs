@@ -1,8 +1,6 @@
-//! The fake's routes. A handful answer from what the fake remembers (health
-//! and identity, routines, executions, watch profiles, runs and the queue);
-//! every other route is served a recorded answer (`answers.rs`), and a write
-//! whose recorded answer creates a record or changes a setting does that
-//! here. Everything here runs after the guard has let a request in.
+//! The fake's routes, after the guard: a handful answer from what the fake
+//! remembers (health, routines, executions, profiles, runs and the queue), every
+//! other one a recorded answer (`answers.rs`), doing the write it records.
 
 use super::answers::{self, table};
 use super::http::{Request, Response};
@@ -10,16 +8,14 @@ use super::state::{State, int, text};
 use super::util::{fmt_sqlite, is_canonical_uuid4, now};
 use serde_json::{Value, json};
 
-/// Per-process facts a route may need.
+/// Facts of this run of the backend that a route may need.
 pub struct Ctx<'a> {
     pub runtime_id: &'a str,
     pub started_at: &'a str,
-    pub pid: u32,
 }
 
-/// Every route the fake knows: the 44 method+path pairs the MCP server
-/// reaches, the excluded ones (known so a test can prove they are never
-/// called) and a few neighbours; `{name}` stands for one path segment.
+/// Every route the fake knows: the 44 pairs the MCP server reaches, the excluded ones
+/// (so a test can prove they are never called) and a few neighbours.
 pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/health"),
     ("POST", "/api/explorer/search"),
@@ -71,8 +67,7 @@ const SCHEMA_VERSION: i64 = 21;
 const FLAGS: [&str; 5] =
     ["is_active", "email_enabled", "email_ai_summary_enabled", "ai_enabled", "notify_on_complete"];
 
-/// Whether `path` fits `pattern`, where a `{name}` segment stands for any
-/// one non-empty segment.
+/// Whether `path` fits `pattern`, a `{name}` segment standing for any one non-empty segment.
 pub fn path_matches(pattern: &str, path: &str) -> bool {
     let (mut want, mut got) = (pattern.split('/'), path.split('/'));
     loop {
@@ -85,11 +80,10 @@ pub fn path_matches(pattern: &str, path: &str) -> bool {
     }
 }
 
-/// Answers one request that passed the guard; a path or method no route
-/// serves gets the web framework's own 404 or 405.
+/// Answers a request; a path or method no route serves gets the web framework's 404 or 405.
 pub fn dispatch(st: &mut State, ctx: &Ctx, req: &Request) -> Response {
     let lacks =
-        |method: &str, pattern: &str| st.lacking.iter().any(|(m, p)| m == method && same_pattern(p, pattern));
+        |method: &str, pattern: &str| st.lacking.iter().any(|(m, p)| m == method && path_matches(p, pattern));
     let fits: Vec<&(&str, &str)> =
         ROUTES.iter().filter(|(m, p)| path_matches(p, &req.path) && !lacks(m, p)).collect();
     let Some((method, pattern)) = fits.iter().find(|(m, _)| *m == req.method) else {
@@ -107,10 +101,12 @@ pub fn dispatch(st: &mut State, ctx: &Ctx, req: &Request) -> Response {
         ("GET", "/api/executions") => executions_list(st, req),
         ("GET", "/api/executions/{exec_id}") => execution_detail(st, ctx, req, id),
         ("GET", "/api/profiles") => profiles_list(st, req),
-        ("GET", "/api/profiles/{profile_id}") => match st.profile(id) {
-            Some(p) => Response::json(200, p),
-            None => Response::detail(404, "That profile does not exist."),
-        },
+        ("GET", "/api/profiles/{profile_id}") => {
+            match st.profiles.iter().find(|p| int(p, "id") == Some(id)) {
+                Some(p) => Response::json(200, p),
+                None => Response::detail(404, "That profile does not exist."),
+            }
+        }
         ("POST", "/api/search/sweep") => sweep(st, ctx, req),
         ("GET", "/api/executions/{exec_id}/references") if refuses_json(st, req, id) => {
             if st.json_refused_by_validation {
@@ -124,37 +120,24 @@ pub fn dispatch(st: &mut State, ctx: &Ctx, req: &Request) -> Response {
     }
 }
 
-/// Two patterns for the same route, whatever their `{name}` segments are called.
-fn same_pattern(a: &str, b: &str) -> bool {
-    let wild = |s: &str| s.starts_with('{') && s.ends_with('}');
-    let (a, b): (Vec<&str>, Vec<&str>) = (a.split('/').collect(), b.split('/').collect());
-    a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x == y || (wild(x) && wild(y)))
-}
-
-/// An older release exports no json format: it refuses it for any run that
-/// exists (a run that does not is its 404 first, as on every release), or,
-/// when its `format` is an enum, for any run id before it looks the run up.
+/// An older release refuses the json export for a run that exists (one that does not is
+/// its 404 first), or, its `format` an enum, for any run id before it looks it up.
 fn refuses_json(st: &State, req: &Request, id: i64) -> bool {
     st.older_release
         && req.query_param("format") == Some("json")
         && (st.json_refused_by_validation || st.execution(id).is_some())
 }
 
-/// The recorded answer, after doing what it records: a created routine or
-/// profile is stored (with a fresh id and timestamps), and a settings write
-/// changes what the group's read answers from then on.
+/// The recorded answer, after doing what it records: a created routine or profile is
+/// stored (a fresh id, timestamps), a settings write changes what the group reads.
 fn recorded(st: &mut State, req: &Request) -> Response {
     let Some(i) = answers::find(&req.method, &req.path, &req.query_pairs, &req.body, &st.context()) else {
         return answers::unrecorded(req);
     };
     let entry = &table()[i].raw;
     if let Some(patch) = entry.get("patch") {
-        let side_effects: Vec<Value> = st
-            .settings_side_effects
-            .iter()
-            .filter(|(path, _)| *path == req.path)
-            .map(|(_, p)| p.clone())
-            .collect();
+        let side_effects = st.settings_side_effects.iter().filter(|(path, _)| *path == req.path);
+        let side_effects: Vec<Value> = side_effects.map(|(_, patch)| patch.clone()).collect();
         let current = st.answer_mut(&req.path);
         answers::merge(current, patch);
         for side_effect in &side_effects {
@@ -187,12 +170,6 @@ fn newest<'a>(row: &'a Value, column: &str) -> (Option<&'a str>, Option<i64>) {
     (text(row, column), int(row, "id"))
 }
 
-fn query_int(req: &Request, name: &str) -> Option<i64> {
-    req.query_param(name).and_then(|v| v.trim().parse().ok())
-}
-
-// ====================================================================== health and identity
-
 fn identity(ctx: &Ctx) -> Value {
     json!({"contract_version": 1, "runtime_id": ctx.runtime_id, "schema_version": SCHEMA_VERSION,
            "corpus_id": null, "build_id": null})
@@ -204,15 +181,10 @@ fn check_expected(st: &State, ctx: &Ctx, req: &Request) -> Option<Response> {
     if !is_canonical_uuid4(expected) {
         return Some(Response::detail(422, "expected_runtime_id must be a canonical lowercase UUID4"));
     }
-    (expected != ctx.runtime_id).then(|| {
-        Response::json(
-            409,
-            &json!({"detail": {"code": "instance_mismatch",
-                               "message": "This request reached a different running app.",
-                               "expected_runtime_id": expected,
-                               "actual_runtime_id": ctx.runtime_id}}),
-        )
-    })
+    let message = "This request reached a different running app.";
+    let mismatch = json!({"detail": {"code": "instance_mismatch", "message": message,
+                                     "expected_runtime_id": expected, "actual_runtime_id": ctx.runtime_id}});
+    (expected != ctx.runtime_id).then(|| Response::json(409, &mismatch))
 }
 
 fn health(st: &State, ctx: &Ctx, req: &Request) -> Response {
@@ -220,24 +192,15 @@ fn health(st: &State, ctx: &Ctx, req: &Request) -> Response {
         return r;
     }
     let jobs = st.routines.iter().filter(|r| int(r, "is_active") == Some(1)).count();
-    let mut body = json!({
-        "status": "ok",
-        "identity": identity(ctx),
-        "pid": ctx.pid,
-        "started_at": ctx.started_at,
-        "version": st.version,
-        "embeddings": {"extension": "v0.1.9", "reason": null},
-        "schema_version": SCHEMA_VERSION,
-        "scheduler": {"running": true, "jobs": jobs},
-        "daemon": {"lock_present": false, "running": false, "pid": null, "port": null}
-    });
+    let mut body = json!({"status": "ok", "identity": identity(ctx), "pid": std::process::id(),
+        "started_at": ctx.started_at, "version": st.version, "embeddings": {"extension": "v0.1.9", "reason": null},
+        "schema_version": SCHEMA_VERSION, "scheduler": {"running": true, "jobs": jobs},
+        "daemon": {"lock_present": false, "running": false, "pid": null, "port": null}});
     if !st.reports_identity {
         body.as_object_mut().expect("an object").shift_remove("identity");
     }
     Response::json(200, &body)
 }
-
-// ====================================================================== routines
 
 fn missed_summary(st: &State, routine_id: i64) -> Value {
     let rows: Vec<&Value> =
@@ -255,12 +218,9 @@ fn routines_list(st: &State) -> Response {
             let id = int(r, "id").unwrap_or(0);
             let mut row = r.clone();
             row["last_execution"] = r.get("last_executed_at").cloned().unwrap_or(Value::Null);
-            row["last_status"] = st
-                .executions
-                .iter()
-                .filter(|e| int(e, "routine_id") == Some(id))
-                .max_by(|a, b| newest(a, "start_time").cmp(&newest(b, "start_time")))
-                .map_or(Value::Null, |e| e["status"].clone());
+            let runs = st.executions.iter().filter(|e| int(e, "routine_id") == Some(id));
+            let last = runs.max_by(|a, b| newest(a, "start_time").cmp(&newest(b, "start_time")));
+            row["last_status"] = last.map_or(Value::Null, |e| e["status"].clone());
             row["missed_fires"] = missed_summary(st, id);
             row
         })
@@ -269,9 +229,7 @@ fn routines_list(st: &State) -> Response {
 }
 
 fn routine_detail(st: &State, id: i64) -> Response {
-    let Some(r) = st.routine(id) else {
-        return Response::detail(404, "Routine not found");
-    };
+    let Some(r) = st.routine(id) else { return Response::detail(404, "Routine not found") };
     let mut row = r.clone();
     for f in FLAGS {
         row[f] = Value::Bool(row[f].as_i64().is_some_and(|n| n != 0) || row[f] == true);
@@ -284,76 +242,61 @@ fn routine_detail(st: &State, id: i64) -> Response {
     Response::json(200, &row)
 }
 
-/// A run now, a place in the queue when resmon runs as many as it allows,
-/// or a conflict: the routine is running already, or the queue is full.
+/// A run now, a place in the queue when resmon runs as many as it allows, or a
+/// conflict (the routine is running already, or the queue is full).
 fn routine_run(st: &mut State, ctx: &Ctx, id: i64) -> Response {
-    let Some(r) = st.routine(id) else {
-        return Response::detail(404, "Routine not found");
-    };
+    let Some(r) = st.routine(id) else { return Response::detail(404, "Routine not found") };
     let was_inactive = r["is_active"] != 1;
     let params: Value = text(r, "parameters").and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default();
     if let Some(running) = st.running_execution_of(id) {
-        return Response::detail(
-            409,
-            &format!(
-                "This routine is already running as execution {running}. Wait for that run to finish, or cancel it, before starting another."
-            ),
-        )
-        .with_header("x-resmon-conflict", "routine_already_running")
-        .with_header("x-resmon-execution-id", &running.to_string());
+        let why = format!(
+            "This routine is already running as execution {running}. Wait for that run to finish, or cancel it, before starting another."
+        );
+        let conflict =
+            Response::detail(409, &why).with_header("x-resmon-conflict", "routine_already_running");
+        return conflict.with_header("x-resmon-execution-id", &running.to_string());
     }
     if st.running_count >= st.run_limit {
         if st.queue.len() >= st.queue_limit {
-            return Response::detail(
-                409,
-                "resmon is already running as many executions as it allows at once, and its queue is full. Wait for one to finish and try again.",
-            );
+            let why = "resmon is already running as many executions as it allows at once, and its queue is full. Wait for one to finish and try again.";
+            return Response::detail(409, why);
         }
         st.queue.push(id);
         let pos = st.queue.len();
-        return Response::json(
-            202,
-            &json!({
-                "execution_id": null, "queued": true, "queue_position": pos, "routine_id": id,
-                "was_inactive": was_inactive,
-                "detail": format!("resmon is already running as many runs as it allows. This one is queued (position {pos}) and will start on its own when a slot frees; there is nothing more to do.")
-            }),
+        let detail = format!(
+            "resmon is already running as many runs as it allows. This one is queued (position {pos}) and will start on its own when a slot frees; there is nothing more to do."
         );
+        let queued = json!({"execution_id": null, "queued": true, "queue_position": pos, "routine_id": id,
+                            "was_inactive": was_inactive, "detail": detail});
+        return Response::json(202, &queued);
     }
-    let exec_id = st.start_execution("automated_sweep", Some(id), &params, None, (ctx.pid, ctx.runtime_id));
-    let mut marked = 0;
-    for m in st.missed_fires.iter_mut() {
-        if int(m, "routine_id") == Some(id) && text(m, "disposition") == Some("recorded") {
-            m["disposition"] = Value::String("ran_late".into());
-            marked += 1;
-        }
-    }
+    let exec_id = st.start_execution("automated_sweep", Some(id), &params, None, ctx.runtime_id);
+    let recorded =
+        |m: &&mut Value| int(m, "routine_id") == Some(id) && text(m, "disposition") == Some("recorded");
+    let late: Vec<&mut Value> = st.missed_fires.iter_mut().filter(recorded).collect();
+    let marked = late.len();
+    late.into_iter().for_each(|m| m["disposition"] = json!("ran_late"));
     let detail = if was_inactive {
         "This routine is not scheduled; it was run once because you asked for it."
     } else {
         "The routine started. Poll the execution for progress."
     };
-    Response::json(
-        200,
-        &json!({"execution_id": exec_id, "routine_id": id, "was_inactive": was_inactive,
-                "missed_fires_marked_ran_late": marked, "detail": detail}),
-    )
+    let started = json!({"execution_id": exec_id, "routine_id": id, "was_inactive": was_inactive,
+                         "missed_fires_marked_ran_late": marked, "detail": detail});
+    Response::json(200, &started)
 }
 
 fn routine_set_active(st: &mut State, id: i64, active: bool) -> Response {
-    let Some(r) = st.routine_mut(id) else {
-        return Response::detail(404, "Routine not found");
-    };
+    let Some(r) = st.routine_mut(id) else { return Response::detail(404, "Routine not found") };
     r["is_active"] = json!(i64::from(active));
     r["updated_at"] = Value::String(fmt_sqlite(now().0));
     Response::json(200, &json!({"id": id, "is_active": active}))
 }
 
-// ====================================================================== executions and sweeps
-
 fn executions_list(st: &State, req: &Request) -> Response {
-    let limit = query_int(req, "limit").unwrap_or(50).max(0) as usize;
-    let offset = query_int(req, "offset").unwrap_or(0).max(0) as usize;
+    let number =
+        |name, default: i64| req.query_param(name).and_then(|v| v.trim().parse().ok()).unwrap_or(default);
+    let (limit, offset) = (number("limit", 50).max(0) as usize, number("offset", 0).max(0) as usize);
     let kind = req.query_param("type");
     let mut rows: Vec<&Value> =
         st.executions.iter().filter(|e| kind.is_none_or(|k| text(e, "execution_type") == Some(k))).collect();
@@ -366,25 +309,18 @@ fn execution_detail(st: &State, ctx: &Ctx, req: &Request, id: i64) -> Response {
     if let Some(r) = check_expected(st, ctx, req) {
         return r;
     }
-    let Some(e) = st.execution(id) else {
-        return Response::detail(404, "Execution not found");
-    };
+    let Some(e) = st.execution(id) else { return Response::detail(404, "Execution not found") };
     let mut out = e.clone();
     if st.reports_identity {
         out["identity"] = identity(ctx);
     }
-    let into: Vec<i64> = st
-        .executions
-        .iter()
-        .filter(|x| int(x, "restarted_from") == Some(id))
-        .filter_map(|x| int(x, "id"))
-        .collect();
-    out["restarted_into"] = json!(into);
+    let into = st.executions.iter().filter(|x| int(x, "restarted_from") == Some(id));
+    out["restarted_into"] = json!(into.filter_map(|x| int(x, "id")).collect::<Vec<_>>());
     Response::json(200, &out)
 }
 
-/// A sweep starts at once, or is refused (429) while resmon runs as many as
-/// it allows; a `request_id` already used answers the run it started.
+/// A sweep starts at once, or is refused (429) while resmon runs as many as it
+/// allows; a `request_id` already used answers the run it started.
 fn sweep(st: &mut State, ctx: &Ctx, req: &Request) -> Response {
     let mut params: Value = serde_json::from_slice(&req.body).unwrap_or_default();
     let request_id = params.as_object_mut().and_then(|p| p.shift_remove("request_id"));
@@ -396,23 +332,18 @@ fn sweep(st: &mut State, ctx: &Ctx, req: &Request) -> Response {
         return Response::json(200, &json!({"execution_id": existing, "duplicate": true}));
     }
     if st.running_count >= st.run_limit {
-        return Response::detail(
-            429,
-            &format!(
-                "resmon is already running the maximum of {} concurrent executions. Wait for one to finish or raise the limit in Settings → Advanced.",
-                st.run_limit
-            ),
-        )
-        .with_header("retry-after", "5");
+        let why = format!(
+            "resmon is already running the maximum of {} concurrent executions. Wait for one to finish or raise the limit in Settings → Advanced.",
+            st.run_limit
+        );
+        return Response::detail(429, &why).with_header("retry-after", "5");
     }
-    let id = st.start_execution("deep_sweep", None, &params, request_id.clone(), (ctx.pid, ctx.runtime_id));
+    let id = st.start_execution("deep_sweep", None, &params, request_id.clone(), ctx.runtime_id);
     if let Some(rid) = request_id {
         st.sweep_request_ids.insert(rid, id);
     }
     Response::json(200, &json!({"execution_id": id}))
 }
-
-// ====================================================================== watch profiles
 
 fn profiles_list(st: &State, req: &Request) -> Response {
     let kind = req.query_param("kind");

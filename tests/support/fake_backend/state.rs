@@ -1,27 +1,25 @@
-//! What a fake remembers between requests: the records writes change
-//! (routines, executions, watch profiles, settings), the run queue, and the
-//! knobs a test can turn. Everything else it serves is a recorded answer.
+//! What a fake remembers between requests: the records writes change, the run
+//! queue, and the knobs a test can turn. All else it serves is a recorded answer.
 
 use super::answers::{self, Context};
-use super::util::{fmt_iso_z, fmt_sqlite, now};
+use super::util::{fmt_sqlite, fmt_time, now};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Which papers the fake serves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Corpus {
     /// The short synthetic corpus (ids 801..=834) that every other fixture refers to.
+    #[default]
     Short,
-    /// The realistic slice (`realistic/`, ids 2001..=2120): long titles, many
-    /// authors, arXiv DOIs and URLs, for measuring context budgets. Only the
-    /// paper answers change; routines, runs and profiles stay.
+    /// The realistic slice (`realistic/`, ids 2001..=2120), for measuring context
+    /// budgets: only the paper answers change.
     Realistic,
 }
 
-/// The fake's memory. Fields are public so a test can read or adjust them
-/// through `FakeBackend::state()`.
-#[derive(Clone, Debug)]
+/// The fake's memory, for a test to read or adjust through `FakeBackend::state()`.
+#[derive(Clone, Debug, Default)]
 pub struct State {
     pub corpus: Corpus,
     /// Rows of `routines` as resmon stores them: flags as 0/1, `parameters` as JSON text.
@@ -44,44 +42,36 @@ pub struct State {
     pub queue: Vec<i64>,
     /// Health's `version`.
     pub version: String,
-    /// False for a release from before instance identity: health and the
-    /// execution route carry no `identity` and ignore `expected_runtime_id`.
+    /// False for a release before instance identity: no `identity`, `expected_runtime_id` ignored.
     pub reports_identity: bool,
-    /// True once `emulate_older_release` ran: answers recorded for an older
-    /// release are preferred.
+    /// True once `emulate_older_release` ran: answers recorded for it are preferred.
     pub older_release: bool,
-    /// True once `refuse_json_by_validation` ran: the older release's
-    /// reference export refuses `json` with FastAPI's validation list (its
-    /// `format` an enum), for any run id, rather than its 400 sentence.
+    /// True once `refuse_json_by_validation` ran.
     pub json_refused_by_validation: bool,
-    /// Routes (method, path pattern) this release does not have, as
-    /// `FakeBackend::lack_route` named them: the path no longer counts as
+    /// Routes (method, path pattern) `FakeBackend::lack_route` took away: no longer
     /// served by that method, so another method there gets 404, not 405.
     pub lacking: Vec<(String, String)>,
     /// `request_id`s already used by sweeps.
     pub sweep_request_ids: BTreeMap<String, i64>,
-    /// When set, every sweep is answered as resmon answers a `request_id`
-    /// it has seen: this execution, `duplicate: true`, and no new run.
+    /// When set, every sweep is answered as a `request_id` seen before: this execution,
+    /// `duplicate: true`, no new run.
     pub sweep_duplicate_of: Option<i64>,
-    /// Merge patches applied to a settings group's answer after each PUT to
-    /// it that succeeds, by path: a write that also changes keys nobody
-    /// asked for.
+    /// Merge patches applied to a settings group's answer after each PUT to it that
+    /// succeeds, by path: a write that changes keys nobody asked for.
     pub settings_side_effects: Vec<(String, Value)>,
     pub next_execution_id: i64,
     pub next_routine_id: i64,
     pub next_profile_id: i64,
-    /// This fake's own copies of recorded answers it or a test changed, by
-    /// index in the answer table (settings writes, `answer_mut`).
+    /// This fake's copies of recorded answers it or a test changed, by index in the table.
     pub edits: BTreeMap<usize, Value>,
 }
 
 /// A JSON file under `fixtures/backend/`.
 pub fn load(name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/backend").join(name);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("fake backend: cannot read {}: {e}", path.display()));
-    serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("fake backend: {} is not JSON: {e}", path.display()))
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("fake backend: cannot read {path:?}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("fake backend: {path:?} is not JSON: {e}"))
 }
 
 fn list(v: &Value) -> Vec<Value> {
@@ -101,8 +91,7 @@ fn next_id(rows: &[Value]) -> i64 {
 }
 
 impl State {
-    /// The records from `fixtures/backend/` (`routines.json` as stored,
-    /// `records.json` as answered), serving the papers of `corpus`.
+    /// The records of `fixtures/backend/` (`routines.json` as stored, `records.json` as answered).
     pub fn load_with(corpus: Corpus) -> State {
         let (stored, records) = (load("routines.json"), load("records.json"));
         let (routines, executions) = (list(&stored["routines"]), list(&records["executions"]));
@@ -117,19 +106,11 @@ impl State {
             executions,
             profiles,
             embeddings_configured: true,
-            running_count: 0,
             run_limit: 3,
             queue_limit: 16,
-            queue: Vec::new(),
             version: "2.3.0".into(),
             reports_identity: true,
-            older_release: false,
-            json_refused_by_validation: false,
-            lacking: Vec::new(),
-            sweep_request_ids: BTreeMap::new(),
-            sweep_duplicate_of: None,
-            settings_side_effects: Vec::new(),
-            edits: BTreeMap::new(),
+            ..State::default()
         }
     }
 
@@ -140,8 +121,6 @@ impl State {
             release: if self.older_release { "older" } else { "current" },
         }
     }
-
-    // ------------------------------------------------ lookups
 
     pub fn routine(&self, id: i64) -> Option<&Value> {
         self.routines.iter().find(|r| int(r, "id") == Some(id))
@@ -155,20 +134,14 @@ impl State {
         self.executions.iter().find(|e| int(e, "id") == Some(id))
     }
 
-    pub fn profile(&self, id: i64) -> Option<&Value> {
-        self.profiles.iter().find(|p| int(p, "id") == Some(id))
-    }
-
-    /// The JSON body `GET path` answers with here: this fake's copy when it
-    /// has one, else the recorded one.
+    /// The JSON body `GET path` answers with: this fake's copy, else the recorded one.
     pub fn answer(&self, path: &str) -> Option<&Value> {
         let i = answers::find("GET", path, &[], b"", &self.context())?;
         self.edits.get(&i).or_else(|| answers::table()[i].raw.get("json"))
     }
 
-    /// This fake's own copy of the JSON body `GET path` answers with, for a
-    /// test to adjust (say, a delivery error resmon left a destination in).
-    /// Panics when no answer was recorded for that path: a test helper.
+    /// This fake's own copy of the JSON body `GET path` answers with, for a test to
+    /// adjust; panics when no answer was recorded for that path.
     pub fn answer_mut(&mut self, path: &str) -> &mut Value {
         let i = answers::find("GET", path, &[], b"", &self.context())
             .unwrap_or_else(|| panic!("fake backend: no recorded answer for GET {path}"));
@@ -187,38 +160,31 @@ impl State {
 
     /// The running execution of a routine, if it has one.
     pub fn running_execution_of(&self, routine_id: i64) -> Option<i64> {
-        self.executions
-            .iter()
-            .filter(|e| int(e, "routine_id") == Some(routine_id) && text(e, "status") == Some("running"))
-            .filter_map(|e| int(e, "id"))
-            .max()
+        let running =
+            |e: &&Value| int(e, "routine_id") == Some(routine_id) && text(e, "status") == Some("running");
+        self.executions.iter().filter(running).filter_map(|e| int(e, "id")).max()
     }
 
-    // ------------------------------------------------ writes
-
-    /// Adds a running execution of these search parameters and returns its
-    /// id. Its start time is never before a stored one, so a new run (with
-    /// the highest id) is the newest even when the clock is behind the fixtures.
+    /// Adds a running execution of these search parameters and returns its id. It
+    /// starts no earlier than a stored one: the newest even when the clock is behind.
     pub fn start_execution(
         &mut self,
         execution_type: &str,
         routine_id: Option<i64>,
         params: &Value,
         request_id: Option<String>,
-        owner: (u32, &str),
+        runtime_id: &str,
     ) -> i64 {
         let id = self.next_execution_id;
         self.next_execution_id += 1;
         let latest = self.executions.iter().filter_map(|e| text(e, "start_time")).max();
-        let start = fmt_iso_z(now().0).max(latest.unwrap_or_default().to_string());
+        let start = fmt_time(now().0, 'T', "Z").max(latest.unwrap_or_default().to_string());
         let repositories = params["repositories"].clone();
-        let sources: Vec<Value> = list(&repositories)
-            .into_iter()
-            .map(|source| {
-                json!({"source": source, "category": "unknown", "label": "not recorded",
-                                 "outcome_recorded": false, "status": null, "result_count": null})
-            })
-            .collect();
+        let source = |source| {
+            json!({"source": source, "category": "unknown", "label": "not recorded",
+                                     "outcome_recorded": false, "status": null, "result_count": null})
+        };
+        let sources: Vec<Value> = list(&repositories).into_iter().map(source).collect();
         let n = sources.len();
         let keywords = match (params.get("keywords"), text(params, "query")) {
             (Some(k), _) if k.as_array().is_some_and(|k| !k.is_empty()) => k.clone(),
@@ -230,7 +196,7 @@ impl State {
             "parameters": params.to_string(), "start_time": start, "end_time": null, "status": "running",
             "result_count": null, "new_result_count": null, "log_path": null, "result_path": null,
             "error_message": null, "progress_events": null, "current_stage": "starting",
-            "owner_pid": owner.0, "owner_runtime_id": owner.1, "last_seen_at_utc": start,
+            "owner_pid": std::process::id(), "owner_runtime_id": runtime_id, "last_seen_at_utc": start,
             "interrupted_reason": null, "restarted_from": null, "cancel_reason": null, "dedup_total": null,
             "dedup_new": null, "dedup_duplicates": null, "dedup_invalid": null, "dedup_cross_source": null,
             "request_id": request_id, "saved_configuration_name": null,

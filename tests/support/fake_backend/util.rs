@@ -3,11 +3,8 @@
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
-use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
-
-// ---------------------------------------------------------------- time
 
 /// Seconds and microseconds since the Unix epoch.
 pub fn now() -> (i64, u32) {
@@ -30,57 +27,32 @@ fn parts(secs: i64) -> (i64, i64, i64, i64, i64, i64) {
 
 /// `YYYY-MM-DD HH:MM:SS`, the shape of SQLite's CURRENT_TIMESTAMP columns.
 pub fn fmt_sqlite(secs: i64) -> String {
-    let (y, mo, d, h, mi, s) = parts(secs);
-    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}")
+    fmt_time(secs, ' ', "")
 }
 
-/// `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn fmt_iso_z(secs: i64) -> String {
+/// `YYYY-MM-DD{sep}HH:MM:SS{tail}`: with `T`, ISO 8601 (`Z`, or `.ffffff+00:00`
+/// as Python's aware `isoformat()` prints it).
+pub fn fmt_time(secs: i64, sep: char, tail: &str) -> String {
     let (y, mo, d, h, mi, s) = parts(secs);
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+    format!("{y:04}-{mo:02}-{d:02}{sep}{h:02}:{mi:02}:{s:02}{tail}")
 }
-
-/// `YYYY-MM-DDTHH:MM:SS.ffffff+00:00`, what Python's aware `isoformat()` prints.
-pub fn fmt_iso_micros(secs: i64, micros: u32) -> String {
-    let (y, mo, d, h, mi, s) = parts(secs);
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{micros:06}+00:00")
-}
-
-// ---------------------------------------------------------------- randomness
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Random bytes from the OS when it offers a device for them, otherwise from
-/// std's randomly keyed SipHash (good enough for a test double, and portable).
+/// Random bytes from std's randomly keyed SipHash: portable, and enough for a test double.
 fn random_bytes(n: usize) -> Vec<u8> {
-    let mut out = vec![0u8; n];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom")
-        && f.read_exact(&mut out).is_ok()
-    {
-        return out;
-    }
-    for chunk in out.chunks_mut(8) {
+    let block = |_| {
         let mut h = RandomState::new().build_hasher();
         h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        h.write_u32(now().1);
-        chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
-    }
-    out
+        h.finish().to_le_bytes()
+    };
+    (0..n.div_ceil(8)).flat_map(block).take(n).collect()
 }
 
-/// A token shaped like Python's `secrets.token_urlsafe(32)`: 43 URL-safe
-/// base64 characters, no padding.
+/// A token shaped like Python's `secrets.token_urlsafe(32)`: 43 URL-safe base64 characters.
 pub fn mint_token() -> String {
     const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut s = String::with_capacity(43);
-    for chunk in random_bytes(32).chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..=chunk.len() {
-            s.push(T[((n >> (18 - 6 * i)) & 63) as usize] as char);
-        }
-    }
-    s
+    random_bytes(43).iter().map(|b| T[usize::from(b & 63)] as char).collect()
 }
 
 /// A canonical lowercase version-4 UUID.
@@ -92,8 +64,7 @@ pub fn mint_uuid4() -> String {
     format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
 }
 
-/// The backend's rule for `expected_runtime_id`: hyphenated 8-4-4-4-12,
-/// lowercase hex only, version nibble 4. Variant bits are not looked at.
+/// The backend's rule for `expected_runtime_id`: 8-4-4-4-12 lowercase hex, version nibble 4.
 pub fn is_canonical_uuid4(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 36
@@ -104,36 +75,26 @@ pub fn is_canonical_uuid4(s: &str) -> bool {
         })
 }
 
-// ---------------------------------------------------------------- URLs
-
 /// Percent-decodes a query component; `+` is a space.
 fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        let hex = b.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-        match (b[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(v)) => {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-            (b'+', _) => out.push(b' '),
-            (c, _) => out.push(c),
-        }
-        i += 1;
+        let hex = b.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        let plain = if b[i] == b'+' { b' ' } else { b[i] };
+        let (byte, width) = hex.filter(|_| b[i] == b'%').map_or((plain, 1), |v| (v, 3));
+        out.push(byte);
+        i += width;
     }
     String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Splits a raw query string into decoded pairs, keeping order and duplicates.
 pub fn parse_query(q: &str) -> Vec<(String, String)> {
-    q.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (percent_decode(k), percent_decode(v))
-        })
-        .collect()
+    let pair = |p: &str| {
+        let (k, v) = p.split_once('=').unwrap_or((p, ""));
+        (percent_decode(k), percent_decode(v))
+    };
+    q.split('&').filter(|p| !p.is_empty()).map(pair).collect()
 }
