@@ -26,9 +26,10 @@ use crate::tools;
 
 pub use arguments::{Refusal, get};
 use routes::{FOUND_LATELY, HEALTHY, PERSON_PAPERS, REFERENCES, ROUTINE_BY_NAME, SINCE, WATCH, WHY_MATCHED};
-pub use routes::{
-    ROUTES, Route, clause_tools, named_tools, route_is_offered, routed_tools, snake_case_words, words,
-};
+pub use routes::{ROUTES, Route, named_tools};
+// The readings of a text by the route table: the unit tests' tools.
+#[cfg(test)]
+pub(crate) use routes::{clause_tools, route_is_offered, routed_tools, snake_case_words, words};
 use texts::{checkup, export, paper, person, recent, watch};
 pub use texts::{sample_text, template_text};
 

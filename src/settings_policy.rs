@@ -24,14 +24,14 @@ pub(crate) use answers::{answer_holds_credential, withheld, withhold_credentials
 /// The six groups a request may name. `cloud` and the `execution` route are
 /// left out on purpose (contract 1.0 "Excluded on purpose" and "The
 /// settings update_settings may change": six groups, though resmon has seven).
-pub const GROUPS: [&str; 6] = ["ai", "assistant", "email", "embeddings", "storage", "notifications"];
+pub(crate) const GROUPS: [&str; 6] = ["ai", "assistant", "email", "embeddings", "storage", "notifications"];
 
 /// Words that make a requested settings key credential-shaped. Matched
 /// anywhere in the name, ignoring case, so that no tool call can name a secret
 /// at all; resmon keeps its secrets in the system keychain, not among its
 /// settings. Only for names a caller asks for, and for settings keys echoed
 /// back (contract-notes 11, 13); resmon's answers are judged by `answers`.
-pub const CREDENTIAL_WORDS: [&str; 7] =
+pub(crate) const CREDENTIAL_WORDS: [&str; 7] =
     ["key", "token", "secret", "password", "passphrase", "credential", "auth"];
 
 // The line every key below is sorted by, restated: a tool may adjust how resmon
@@ -44,7 +44,7 @@ pub const CREDENTIAL_WORDS: [&str; 7] =
 
 /// The 20 keys a tool may write. Which group each belongs to comes from the
 /// group's own GET at call time, not from here.
-pub const WRITABLE: [&str; 20] = [
+pub(crate) const WRITABLE: [&str; 20] = [
     // ai: which model, and the numeric ceilings.
     "ai_model",
     "ai_local_model",
@@ -74,7 +74,7 @@ pub const WRITABLE: [&str; 20] = [
 ];
 
 /// The 19 keys refused on their name, each with the sentence a caller is given.
-pub const WITHHELD: [(&str, &str); 19] = [
+pub(crate) const WITHHELD: [(&str, &str); 19] = [
     // What resmon runs.
     ("ai_cli_path", "it is the program resmon starts for the subscription lane and the assistant"),
     ("assistant_runtime", "it decides whether resmon starts a separate program for the assistant at all"),
@@ -104,7 +104,7 @@ pub const WITHHELD: [(&str, &str); 19] = [
     ),
 ];
 
-pub fn is_reachable_group(group: &str) -> bool {
+pub(crate) fn is_reachable_group(group: &str) -> bool {
     GROUPS.contains(&group)
 }
 
@@ -120,7 +120,7 @@ const INNOCENT_WORDS: [&str; 4] = ["keyword", "keywords", "author", "authors"];
 /// letter meets a capital). The refusal of a requested settings key, and
 /// the naming of one echoed back; never the judge of resmon's answers
 /// (`answer_holds_credential`).
-pub fn credential_word(key: &str) -> Option<&'static str> {
+pub(crate) fn credential_word(key: &str) -> Option<&'static str> {
     // Most names hold no credential word at all: an ASCII one is cleared
     // without splitting it into words (every answer's keys pass here). A
     // name with other characters takes the long way, since lower-casing
@@ -179,7 +179,7 @@ pub(crate) fn withheld_reason(key: &str) -> Option<&'static str> {
     WITHHELD.iter().find(|(name, _)| *name == key).map(|(_, reason)| *reason)
 }
 
-pub fn is_writable(key: &str) -> bool {
+pub(crate) fn is_writable(key: &str) -> bool {
     WRITABLE.contains(&key)
 }
 
@@ -190,7 +190,87 @@ pub(crate) fn is_known(key: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use serde_json::Value;
+
     use super::*;
+
+    /// The app's own settings keys by group, as the fixture written from
+    /// resmon's source holds them (never the policy's own lists).
+    fn fixture() -> Value {
+        serde_json::from_str(include_str!("../fixtures/settings_keys.json")).unwrap()
+    }
+
+    fn app_keys() -> BTreeMap<String, Vec<String>> {
+        fixture()["groups"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(group, keys)| {
+                let keys = keys.as_array().unwrap().iter().map(|key| key.as_str().unwrap().to_string());
+                (group.clone(), keys.collect())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn writable_and_withheld_partition_the_apps_39_keys_exactly() {
+        let app: BTreeSet<String> = app_keys().into_values().flatten().collect();
+        let writable: BTreeSet<String> = WRITABLE.iter().map(|key| key.to_string()).collect();
+        let withheld: BTreeSet<String> = WITHHELD.iter().map(|(key, _)| key.to_string()).collect();
+        assert_eq!(app.len(), 39, "the fixture holds the app's 39 keys");
+        assert_eq!(writable.len(), 20, "20 distinct writable keys");
+        assert_eq!(withheld.len(), 19, "19 distinct withheld keys");
+        // A set is as long as its list only when the list names no key twice.
+        assert_eq!(writable.len(), WRITABLE.len(), "WRITABLE names a key twice");
+        assert_eq!(withheld.len(), WITHHELD.len(), "WITHHELD names a key twice");
+        assert!(
+            writable.is_disjoint(&withheld),
+            "{:?}",
+            writable.intersection(&withheld).collect::<Vec<_>>()
+        );
+        let union: BTreeSet<String> = writable.union(&withheld).cloned().collect();
+        assert_eq!(
+            union, app,
+            "writable and withheld together must be the app's key list, no more and no less"
+        );
+        for (key, reason) in WITHHELD {
+            assert!(reason.split_whitespace().count() >= 5, "{key} needs a real reason: {reason:?}");
+        }
+    }
+
+    #[test]
+    fn every_allowlisted_group_is_the_apps_and_holds_a_writable_key() {
+        let app = app_keys();
+        let groups: BTreeSet<&str> = GROUPS.iter().copied().collect();
+        let app_groups: BTreeSet<&str> = app.keys().map(String::as_str).collect();
+        assert_eq!(groups, app_groups);
+        for (group, keys) in &app {
+            assert!(
+                keys.iter().any(|key| is_writable(key)),
+                "{group} has no writable key, so why is it reachable?"
+            );
+        }
+        for group in fixture()["groups_outside_the_allowlist"].as_object().unwrap().keys() {
+            assert!(!is_reachable_group(group), "{group}");
+        }
+    }
+
+    #[test]
+    fn the_credential_denylist_refuses_no_key_that_exists() {
+        let mut every_key: Vec<String> = app_keys().into_values().flatten().collect();
+        for keys in fixture()["groups_outside_the_allowlist"].as_object().unwrap().values() {
+            every_key.extend(keys.as_array().unwrap().iter().map(|key| key.as_str().unwrap().to_string()));
+        }
+        for key in &every_key {
+            assert_eq!(credential_word(key), None, "{key} would be refused as a credential");
+        }
+        // And it is not a filter doing nothing: each word refuses a name built from it.
+        for word in CREDENTIAL_WORDS {
+            assert_eq!(credential_word(&format!("x_{}_y", word.to_uppercase())), Some(word));
+        }
+    }
 
     #[test]
     fn credential_words_match_anywhere_and_in_any_case() {

@@ -3,6 +3,7 @@
 //! the reading of which tools a text names, by which tests hold both texts
 //! to the table (contract-notes 27).
 
+#[cfg(test)]
 use super::Prompt;
 use crate::tools;
 
@@ -55,12 +56,14 @@ pub static ROUTES: &[Route] = &[
 ];
 
 /// Whether every tool of a route is offered in this session.
-pub fn route_is_offered(route: &Route, read_only: bool) -> bool {
+#[cfg(test)]
+pub(crate) fn route_is_offered(route: &Route, read_only: bool) -> bool {
     route.tools.iter().all(|name| tools::find(name).is_some_and(|tool| tools::is_offered(tool, read_only)))
 }
 
 /// The tools a prompt's questions call, in order, each once.
-pub fn routed_tools(prompt: &Prompt) -> Vec<&'static str> {
+#[cfg(test)]
+pub(crate) fn routed_tools(prompt: &Prompt) -> Vec<&'static str> {
     let mut named: Vec<&'static str> = Vec::new();
     for tool in prompt.routes.iter().flat_map(|route| route.tools.iter()) {
         if !named.contains(tool) {
@@ -73,7 +76,8 @@ pub fn routed_tools(prompt: &Prompt) -> Vec<&'static str> {
 /// The tools the clause `<question>: …` of a text names, in order: the
 /// clause runs from the colon to the first `;` or `. ` outside
 /// parentheses. `None` when the text has no such clause.
-pub fn clause_tools(text: &str, question: &str) -> Option<Vec<&'static str>> {
+#[cfg(test)]
+pub(crate) fn clause_tools(text: &str, question: &str) -> Option<Vec<&'static str>> {
     let start = text.find(&format!("{question}: "))? + question.len() + 2;
     let rest = &text[start..];
     let mut depth = 0_i32;
@@ -111,14 +115,15 @@ pub fn named_tools(text: &str) -> Vec<&'static str> {
 }
 
 /// The words of a text as tool and field names are spelled.
-pub fn words(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|word| !word.is_empty())
 }
 
 /// The words spelled as tools and fields are (lower case, with an
 /// underscore): the ones a test holds to the tool table and its listing.
 /// Environment variables and the like, in capitals, are not among them.
-pub fn snake_case_words(text: &str) -> impl Iterator<Item = &str> {
+#[cfg(test)]
+pub(crate) fn snake_case_words(text: &str) -> impl Iterator<Item = &str> {
     words(text).filter(|word| {
         word.contains('_') && word.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
     })

@@ -89,6 +89,19 @@ fn tools_named(text: &str) -> Vec<&'static str> {
     resmon_mcp::prompts::named_tools(text)
 }
 
+/// The words of a text as tool and field names are spelled.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|word| !word.is_empty())
+}
+
+/// The words spelled as tools and fields are (lower case, with an
+/// underscore); names in capitals, such as variables, are not among them.
+fn snake_case_words(text: &str) -> impl Iterator<Item = &str> {
+    words(text).filter(|word| {
+        word.contains('_') && word.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    })
+}
+
 fn listed_tools(session: &mut Session) -> Vec<String> {
     let answer = session.request("tools/list", json!({}));
     answer["result"]["tools"]
@@ -374,7 +387,7 @@ fn prompts_and_instructions_name_only_tools_the_session_offers() {
         let every_tool: Vec<&str> = resmon_mcp::tools::TOOLS.iter().map(|tool| tool.name).collect();
         // The whole surface's listing: the read-only one lacks the writes' fields.
         let listing = Session::initialized(&[]).request("tools/list", json!({}))["result"].to_string();
-        let listing: Vec<&str> = resmon_mcp::prompts::words(&listing).collect();
+        let listing: Vec<&str> = words(&listing).collect();
         let codes = [
             Code::BackendUnavailable,
             Code::NotFound,
@@ -393,7 +406,7 @@ fn prompts_and_instructions_name_only_tools_the_session_offers() {
             for arguments in [longest(prompt), required_only(prompt)] {
                 let answer = session.request("prompts/get", json!({"name": name, "arguments": arguments}));
                 let text = text_of(&answer);
-                for word in resmon_mcp::prompts::snake_case_words(text) {
+                for word in snake_case_words(text) {
                     assert!(
                         every_tool.contains(&word) || listing.contains(&word),
                         "prompt {name} names {word:?}, which is neither a tool nor a word of the listing"
@@ -410,29 +423,9 @@ fn prompts_and_instructions_name_only_tools_the_session_offers() {
                 }
             }
         }
-        // One routing: the instructions give each question the session can
-        // answer the tools of the route table in its order, and each prompt
-        // names exactly its questions' tools in order.
-        for route in resmon_mcp::prompts::ROUTES {
-            let clause = resmon_mcp::prompts::clause_tools(&instructions, route.question);
-            if resmon_mcp::prompts::route_is_offered(route, read_only_session) {
-                assert_eq!(clause.as_deref(), Some(route.tools), "{:?} in {instructions}", route.question);
-            } else {
-                assert_eq!(clause, None, "{:?} is not a question this session answers", route.question);
-            }
-        }
-        for name in listed_prompts(&list["result"]) {
-            let prompt = PROMPTS.iter().find(|prompt| prompt.name == name).unwrap();
-            let answer = session.request("prompts/get", json!({"name": name, "arguments": longest(prompt)}));
-            assert_eq!(tools_named(text_of(&answer)), resmon_mcp::prompts::routed_tools(prompt), "{name}");
-            for route in prompt.routes {
-                assert!(
-                    resmon_mcp::prompts::clause_tools(&instructions, route.question).is_some(),
-                    "the instructions route {:?}, which prompt {name} answers",
-                    route.question
-                );
-            }
-        }
+        // That the instructions and each prompt route every question by the
+        // route table, in its order, is the unit tests' (src/protocol/tests.rs,
+        // src/prompts/tests.rs): they read the same texts this session served.
         let named_by_instructions = tools_named(&instructions);
         assert!(!named_by_instructions.is_empty());
         for tool in &named_by_instructions {
@@ -443,7 +436,7 @@ fn prompts_and_instructions_name_only_tools_the_session_offers() {
         // The fields of an error's detail that say what became of a write
         // (contract-notes 26), which no output schema spells.
         let write_outcome_fields = ["outcome_unknown"];
-        for word in resmon_mcp::prompts::snake_case_words(&instructions) {
+        for word in snake_case_words(&instructions) {
             assert!(
                 every_tool.contains(&word)
                     || listing.contains(&word)
