@@ -488,7 +488,7 @@ fn cases(after: &Path) -> Vec<Case> {
         error("no such tool", "no_such_tool", json!({}), Arrange::Nothing),
     ]);
     // Each call again with a fault on each route it sends to.
-    let writes: Vec<&str> = fake_tools_that_write();
+    let writes = calls::WRITE_TOOLS;
     for (index, (tool, arguments)) in calls.iter().enumerate() {
         let faults = if writes.contains(tool) { write_faults() } else { read_faults() };
         for (method, path) in routes_of(after, tool, arguments) {
@@ -508,20 +508,6 @@ fn cases(after: &Path) -> Vec<Case> {
         }
     }
     cases
-}
-
-/// The write tools of contract 1.0 "Write" (the builds under comparison may
-/// differ in their table, so the list is the contract's, not either build's).
-fn fake_tools_that_write() -> Vec<&'static str> {
-    vec![
-        "run_sweep",
-        "create_routine",
-        "create_watch_profile",
-        "run_routine",
-        "activate_routine",
-        "deactivate_routine",
-        "update_settings",
-    ]
 }
 
 fn usage(problem: &str) -> ! {

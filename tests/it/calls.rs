@@ -4,6 +4,19 @@
 
 use serde_json::{Value, json};
 
+/// The seven write tools contract 1.0's Write table names, written out
+/// from the contract, not read from either build's table (the comparison
+/// in examples/compare.rs runs two builds whose tables may differ).
+pub const WRITE_TOOLS: [&str; 7] = [
+    "run_sweep",
+    "create_routine",
+    "create_watch_profile",
+    "run_routine",
+    "activate_routine",
+    "deactivate_routine",
+    "update_settings",
+];
+
 /// (tool, arguments) pairs; `runtime_id` is the fake's, for the pinned branch.
 pub fn every_branch(runtime_id: &str) -> Vec<(&'static str, Value)> {
     let mut calls = vec![

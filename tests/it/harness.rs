@@ -31,16 +31,7 @@ pub const ANSWER_WITHIN: Duration = Duration::from_secs(15);
 /// answers costs seconds, not the production 30 s.
 pub const TEST_TIMEOUT_MS: &str = "1500";
 
-/// The seven write tools contract 1.0's Write table names.
-pub const WRITE_TOOLS: [&str; 7] = [
-    "run_sweep",
-    "create_routine",
-    "create_watch_profile",
-    "run_routine",
-    "activate_routine",
-    "deactivate_routine",
-    "update_settings",
-];
+pub use crate::calls::WRITE_TOOLS;
 
 /// A directory removed when dropped.
 pub struct TempDir(PathBuf);

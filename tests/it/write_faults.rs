@@ -44,6 +44,14 @@ impl Bench {
     fn count(&self, method: &str, path: &str) -> usize {
         self.fake.requests_to(method, path).len()
     }
+
+    /// A fresh start for the next case: no fault but this one, and no
+    /// request recorded yet.
+    fn fault_only(&self, method: &str, path: &str, fault: Fault) {
+        self.fake.clear_faults();
+        self.fake.clear_requests();
+        self.fake.set_fault_for(method, path, fault);
+    }
 }
 
 fn message(error: &Value) -> &str {
@@ -1088,25 +1096,13 @@ fn an_interim_status_is_passed_over_for_the_final_one() {
     assert_eq!(bench.count("POST", "/api/routines"), 1);
 
     // The same reply after a stray blank line, as ureq reads it: a 201.
-    bench.fake.clear_faults();
-    bench.fake.clear_requests();
-    bench.fake.set_fault_for(
-        "POST",
-        "/api/routines",
-        Fault::Preceded("\r\n".into(), Box::new(Fault::StallInHead)),
-    );
+    bench.fault_only("POST", "/api/routines", Fault::Preceded("\r\n".into(), Box::new(Fault::StallInHead)));
     let error = bench.error("create_routine", routine_arguments());
     assert_applied(&error, "resmon created a routine (it answered 201), but its answer stalled");
     assert_eq!(bench.count("POST", "/api/routines"), 1);
 
     // 100, then nothing: no final status, so the outcome is unknown.
-    bench.fake.clear_faults();
-    bench.fake.clear_requests();
-    bench.fake.set_fault_for(
-        "POST",
-        "/api/routines",
-        Fault::Preceded(CONTINUE.into(), Box::new(Fault::Hang)),
-    );
+    bench.fault_only("POST", "/api/routines", Fault::Preceded(CONTINUE.into(), Box::new(Fault::Hang)));
     let error = bench.error("create_routine", routine_arguments());
     assert_eq!(error["error"], "backend_unavailable", "{error}");
     assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
@@ -1119,13 +1115,7 @@ fn an_interim_status_is_passed_over_for_the_final_one() {
     assert_eq!(bench.count("POST", "/api/routines"), 1);
 
     // 100, then the whole answer: a plain success.
-    bench.fake.clear_faults();
-    bench.fake.clear_requests();
-    bench.fake.set_fault_for(
-        "POST",
-        "/api/routines",
-        Fault::Preceded(CONTINUE.into(), Box::new(Fault::None)),
-    );
+    bench.fault_only("POST", "/api/routines", Fault::Preceded(CONTINUE.into(), Box::new(Fault::None)));
     let answer = bench.ok("create_routine", routine_arguments());
     assert!(answer["routine"]["id"].is_i64(), "{answer}");
     assert_eq!(bench.count("POST", "/api/routines"), 1);

@@ -300,20 +300,27 @@ fn check_signature(slice: &[u8]) -> Result<(), String> {
     Err("has a code signature without a code directory".into())
 }
 
+/// A minimal x86_64 ELF header with one program header of the given type
+/// (1 is a loadable segment, 3 an interpreter), for the unit tests of what
+/// reads a binary's format.
+#[cfg(test)]
+pub(crate) fn test_elf(program_type: u32) -> Vec<u8> {
+    let mut data = vec![0u8; 64 + 56];
+    data[..6].copy_from_slice(b"\x7fELF\x02\x01");
+    data[0x12..0x14].copy_from_slice(&62u16.to_le_bytes());
+    data[0x20..0x28].copy_from_slice(&64u64.to_le_bytes());
+    data[0x36..0x38].copy_from_slice(&56u16.to_le_bytes());
+    data[0x38..0x3a].copy_from_slice(&1u16.to_le_bytes());
+    data[64..68].copy_from_slice(&program_type.to_le_bytes());
+    data
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A minimal ELF header with one program header of the given type.
     fn elf(program_type: u32) -> Vec<u8> {
-        let mut data = vec![0u8; 64 + 56];
-        data[..6].copy_from_slice(b"\x7fELF\x02\x01");
-        data[0x12..0x14].copy_from_slice(&62u16.to_le_bytes());
-        data[0x20..0x28].copy_from_slice(&64u64.to_le_bytes());
-        data[0x36..0x38].copy_from_slice(&56u16.to_le_bytes());
-        data[0x38..0x3a].copy_from_slice(&1u16.to_le_bytes());
-        data[64..68].copy_from_slice(&program_type.to_le_bytes());
-        data
+        test_elf(program_type)
     }
 
     #[test]

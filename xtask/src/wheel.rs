@@ -169,14 +169,7 @@ mod tests {
     }
 
     fn static_elf() -> Vec<u8> {
-        let mut data = vec![0u8; 64 + 56];
-        data[..6].copy_from_slice(b"\x7fELF\x02\x01");
-        data[0x12..0x14].copy_from_slice(&62u16.to_le_bytes());
-        data[0x20..0x28].copy_from_slice(&64u64.to_le_bytes());
-        data[0x36..0x38].copy_from_slice(&56u16.to_le_bytes());
-        data[0x38..0x3a].copy_from_slice(&1u16.to_le_bytes());
-        data[64..68].copy_from_slice(&1u32.to_le_bytes());
-        data
+        crate::inspect::test_elf(1)
     }
 
     fn linux() -> Built {
