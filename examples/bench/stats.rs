@@ -40,19 +40,9 @@ pub fn spread(s: &Summary) -> String {
     format!("{} ({}–{})", time(s.median), time(s.min), time(s.max))
 }
 
-/// Today's date (UTC) as YYYY-MM-DD, from the system clock.
+/// Today's date (UTC) as YYYY-MM-DD, from the system clock, written as the
+/// fake writes its dates.
 pub fn today() -> String {
-    let secs =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
-    let z = (secs / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    let (secs, _) = crate::fake_backend::util::now();
+    crate::fake_backend::util::fmt_sqlite(secs)[..10].to_string()
 }

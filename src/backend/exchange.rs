@@ -216,14 +216,8 @@ impl Backend {
     }
 
     /// One HTTP exchange with no interpretation of the status.
-    pub(super) fn exchange(
-        &self,
-        instance: &Instance,
-        method: Method,
-        path: &str,
-        query: &[(&str, String)],
-        body: Option<&Value>,
-    ) -> Result<Reply, ToolError> {
+    pub(super) fn exchange(&self, instance: &Instance, outgoing: Outgoing<'_>) -> Result<Reply, ToolError> {
+        let Outgoing { method, path, query, body } = outgoing;
         let candidate = &instance.candidate;
         let base = candidate.base_url();
         let url = format!("{base}{path}");
@@ -318,6 +312,22 @@ impl Backend {
             offered,
             write,
         }
+    }
+}
+
+/// One request of a call, as it goes out: its method, path, query and body.
+#[derive(Clone, Copy)]
+pub(super) struct Outgoing<'a> {
+    pub(super) method: Method,
+    pub(super) path: &'a str,
+    pub(super) query: &'a [(&'a str, String)],
+    pub(super) body: Option<&'a Value>,
+}
+
+impl Outgoing<'_> {
+    /// "METHOD /path", as sentences and the log name a request.
+    pub(super) fn route(&self) -> String {
+        format!("{} {}", self.method.as_str(), self.path)
     }
 }
 

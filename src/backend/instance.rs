@@ -15,7 +15,7 @@
 
 use serde_json::{Value, json};
 
-use super::exchange::{Method, Reply};
+use super::exchange::{Method, Outgoing, Reply};
 use super::refusal::{judge_health, not_resmons_health, refusal_reason, success, token_refused};
 use super::{Backend, Instance};
 use crate::discovery::{self, Candidate, Trace};
@@ -75,20 +75,21 @@ impl Backend {
         query: &[(&str, String)],
         body: Option<&Value>,
     ) -> Result<Reply, ToolError> {
-        let route = format!("{} {path}", method.as_str());
+        let outgoing = Outgoing { method, path, query, body };
+        let route = outgoing.route();
         // With nothing left of the call, not even discovery is begun.
         self.check_deadline(Method::Get, &route)?;
         let (mut instance, fresh) = self.instance()?;
         // The margin is judged when the request would go out, after any
         // discovery above has used its share of the call (contract-notes 4).
         self.check_deadline(method, &route)?;
-        let reply = match self.exchange(&instance, method, path, query, body) {
+        let reply = match self.exchange(&instance, outgoing) {
             // Nothing took the connection at the port a port file named when
             // it was last read: a resmon that restarted writes a new one, so
             // it is read again and the request, which went nowhere, is sent
             // once to what it names now (contract-notes 18).
             Err(error) if !fresh && !self.resent && instance.candidate.from_port_file && refused(&error) => {
-                let (found, reply) = self.after_refusal(&instance, error, method, path, query, body)?;
+                let (found, reply) = self.after_refusal(&instance, error, outgoing)?;
                 instance = found;
                 reply
             }
@@ -100,7 +101,7 @@ impl Backend {
                     "{route} met a kept connection closed before any answer; sending it once more on a new one"
                 ));
                 self.check_deadline(method, &route)?;
-                self.exchange(&instance, method, path, query, body)
+                self.exchange(&instance, outgoing)
             }
             other => other,
         }
@@ -118,7 +119,7 @@ impl Backend {
         redact::log(&format!("{} was refused with 401 token_invalid; rediscovering once", reply.route));
         self.check_deadline(Method::Get, &route)?;
         let (instance, _) = self.instance()?;
-        let again = self.send_to_rediscovered(&instance, method, path, query, body).inspect_err(|_| {
+        let again = self.send_to_rediscovered(&instance, outgoing).inspect_err(|_| {
             self.instance = None;
         })?;
         if again.status == 401 {
@@ -137,12 +138,9 @@ impl Backend {
         &mut self,
         refused_by: &Instance,
         error: ToolError,
-        method: Method,
-        path: &str,
-        query: &[(&str, String)],
-        body: Option<&Value>,
+        outgoing: Outgoing<'_>,
     ) -> Result<(Instance, Result<Reply, ToolError>), ToolError> {
-        let route = format!("{} {path}", method.as_str());
+        let route = outgoing.route();
         self.resent = true;
         self.instance = None;
         redact::log(&format!(
@@ -167,7 +165,7 @@ impl Backend {
                 return Err(again.with_detail("first_tried", json!(refused_by.candidate.base_url())));
             }
         };
-        let reply = self.send_to_rediscovered(&instance, method, path, query, body);
+        let reply = self.send_to_rediscovered(&instance, outgoing);
         Ok((instance, reply))
     }
 
@@ -178,18 +176,15 @@ impl Backend {
     fn send_to_rediscovered(
         &mut self,
         instance: &Instance,
-        method: Method,
-        path: &str,
-        query: &[(&str, String)],
-        body: Option<&Value>,
+        outgoing: Outgoing<'_>,
     ) -> Result<Reply, ToolError> {
         if let Some(expected) = self.pinned.clone()
-            && path != "/api/health"
+            && outgoing.path != "/api/health"
         {
             self.preflight(instance, &expected)?;
         }
-        self.check_deadline(method, &format!("{} {path}", method.as_str()))?;
-        self.exchange(instance, method, path, query, body)
+        self.check_deadline(outgoing.method, &outgoing.route())?;
+        self.exchange(instance, outgoing)
     }
 
     /// Pins the current call to a runtime id (contract 1.0 "Instance
@@ -202,7 +197,8 @@ impl Backend {
     /// GET /api/health with the expectation, its identity checked.
     fn preflight(&mut self, instance: &Instance, expected: &str) -> Result<(), ToolError> {
         let query = [("expected_runtime_id", expected.to_string())];
-        let reply = self.exchange(instance, Method::Get, "/api/health", &query, None)?;
+        let health = Outgoing { method: Method::Get, path: "/api/health", query: &query, body: None };
+        let reply = self.exchange(instance, health)?;
         judge_health(&reply, Some(expected)).map(|_| ())
     }
 
@@ -257,7 +253,8 @@ impl Backend {
         // any broken answer here means "not available" (contract-notes 3).
         // Nor is it "resmon at …" yet: the exchange names only what is on
         // the port and what named it (`Instance::subject`).
-        let reply = self.exchange(&probe, Method::Get, "/api/health", &[], None).map_err(|error| {
+        let health = Outgoing { method: Method::Get, path: "/api/health", query: &[], body: None };
+        let reply = self.exchange(&probe, health).map_err(|error| {
             let error = if error.message.starts_with("Something on port") {
                 let message = format!(
                     "{} Nothing on that port has answered as resmon yet, so check also that {} \

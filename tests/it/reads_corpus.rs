@@ -602,15 +602,11 @@ fn list_sources_through_the_cli() {
 #[test]
 fn get_analytics_maps_each_view_to_its_route_and_answers_the_body_as_data() {
     let mut rig = rig();
-    let views = [
-        ("overview", "overview"),
-        ("volume", "publication-volume"),
-        ("sources", "source-contribution"),
-        ("keywords", "keyword-contribution"),
-        ("routine-health", "routine-health"),
-        ("discovery-lag", "discovery-lag"),
-    ];
-    for (view, route) in views {
+    // The contract's view names and the routes that serve them, written out
+    // here as the contract gives them ("Tools › Read", get_analytics).
+    let views = "overview=overview volume=publication-volume sources=source-contribution \
+        keywords=keyword-contribution routine-health=routine-health discovery-lag=discovery-lag";
+    for (view, route) in views.split_whitespace().filter_map(|pair| pair.split_once('=')) {
         let (answer, sent) = rig.ok("get_analytics", json!({"view": view}));
         let request = only(&sent);
         assert_eq!(request.method, "GET");
