@@ -1,5 +1,6 @@
 """Claude Code run from a scratch HOME against a loopback model stand-in:
-shared by claude_code.py and toolsearch.py. Standard library only.
+shared by the agents stage's drivers and the install stage's. Standard library
+and the test kit (tests/lib/kit) only.
 
 Facts this relies on (Claude Code 2.1.332; docs/setup.md and
 ../shared research notes say more):
@@ -12,51 +13,36 @@ Facts this relies on (Claude Code 2.1.332; docs/setup.md and
   `anthropic/alwaysLoad`.
 """
 
+import contextlib
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 
-from model_standins import AnthropicStandin, saw, script_line
+from kit.home import ScratchHome
+from kit.messages_api import AnthropicStandin
+from kit.reading import text_of
+from kit.script import saw, script_line
+from kit.tally import run_driver
 
 CLAUDE_VERSION = "2.1.332"
 # Far above the 1-3 s a headless run takes here; only turns a hang into a failure.
 RUN_WITHIN_S = 90
 
 
-class Claude:
-    """One scratch HOME and project folder, and the CLI run inside them."""
+class Claude(ScratchHome):
+    """A scratch HOME whose CLI sends its model requests to the stand-in,
+    with telemetry, other traffic and updates off, and the CLI run inside it."""
 
     def __init__(self, binary: str, model: AnthropicStandin):
-        self.binary = binary
-        self.model = model
-        self.home = tempfile.mkdtemp(prefix="resmon-agents-claude-")
-        self.project = os.path.join(self.home, "project")
-        os.makedirs(self.project)
-        # Nothing of the caller's environment but PATH: no key or setting of
-        # a real installation can leak into the run.
-        self.env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": self.home,
-            "TERM": "dumb",
-            "NO_COLOR": "1",
+        super().__init__("resmon-agents-claude-", binary, {
             "DISABLE_TELEMETRY": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             "ANTHROPIC_BASE_URL": model.url,
             "ANTHROPIC_API_KEY": "stand-in-key",
-        }
+        }, within_s=RUN_WITHIN_S)
+        self.model = model
         self.settings_path = os.path.join(self.home, ".claude", "settings.json")
-
-    def run(self, *arguments: str, env: dict | None = None) -> subprocess.CompletedProcess:
-        command = [self.binary, *arguments]
-        try:
-            return subprocess.run(command, cwd=self.project, env=env or self.env, stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=True, timeout=RUN_WITHIN_S)
-        except subprocess.TimeoutExpired as e:
-            out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-            return subprocess.CompletedProcess(command, -1, out, f"timed out after {RUN_WITHIN_S} s")
 
     def merge_settings(self, fragment: dict) -> None:
         """Merges a settings fragment into ~/.claude/settings.json the way a
@@ -80,14 +66,14 @@ class Claude:
         return (config.get("mcpServers") or {}).get("resmon") or {}
 
     def prompt(self, turns, *options: str, env: dict | None = None) -> "Conversation":
-        """A headless run of the scripted turns (model_standins.py)."""
-        self.model.clear()
-        run = self.run("-p", "--output-format", "stream-json", "--verbose", *options, "--", script_line(turns),
-                       env=env)
-        return Conversation(run, self.model.scripted_requests())
+        """A headless run of the scripted turns (tests/lib/kit/script.py)."""
+        return self.type_line(script_line(turns), *options, env=env)
 
-    def cleanup(self) -> None:
-        shutil.rmtree(self.home, ignore_errors=True)
+    def type_line(self, line: str, *options: str, env: dict | None = None) -> "Conversation":
+        """A headless run of one line typed (a message, or a slash command)."""
+        self.model.clear()
+        run = self.run("-p", "--output-format", "stream-json", "--verbose", *options, "--", line, env=env)
+        return Conversation(run, self.model.scripted_requests())
 
 
 def _merged(base, extra):
@@ -151,22 +137,9 @@ def system_text(request: dict) -> str:
     """Every system text of a Messages request: the `system` field and any
     system-role message (2.1.332 puts the environment, the deferred tool
     names and the servers' instructions in the latter)."""
-    parts = []
-    system = request.get("system")
-    if isinstance(system, str):
-        parts.append(system)
-    for block in system if isinstance(system, list) else []:
-        if isinstance(block, dict):
-            parts.append(block.get("text", ""))
-    for message in request.get("messages") or []:
-        if message.get("role") == "system":
-            content = message.get("content")
-            if isinstance(content, str):
-                parts.append(content)
-            for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict):
-                    parts.append(block.get("text", ""))
-    return "\n".join(parts)
+    parts = [text_of(request.get("system"))]
+    parts += [text_of(m.get("content")) for m in request.get("messages") or [] if m.get("role") == "system"]
+    return "\n".join(part for part in parts if part)
 
 
 def deferred_names(request: dict) -> list[str]:
@@ -190,16 +163,6 @@ def sent_tools(request: dict) -> dict[str, dict]:
     return {t["name"]: t for t in request.get("tools") or [] if t.get("name", "").startswith("mcp__resmon__")}
 
 
-def result_text(content) -> str:
-    """A tool_result's content as the model reads it: a string, or its text blocks joined."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(block.get("text", "") for block in content
-                         if isinstance(block, dict) and block.get("type") == "text")
-    return ""
-
-
 def references(content) -> list[str]:
     """The tool names of a ToolSearch result's tool_reference blocks, in order."""
     if not isinstance(content, list):
@@ -208,34 +171,21 @@ def references(content) -> list[str]:
             if isinstance(block, dict) and block.get("type") == "tool_reference"]
 
 
-def run_driver(label: str, exercise, sessions: int = 2) -> int:
-    """The main of a Claude Code driver: parses --claude, --server, --fake and
-    --calls, makes `sessions` scratch Claude Code homes against one model
-    stand-in, runs `exercise(*homes, model, args, tally)`, counts a crash or
-    a stand-in failure as a failure (never a skip), cleans up, and prints the
-    driver's closing line. Returns the exit status."""
-    import argparse
-    import time
+def claude_driver(label: str, exercise, homes: int = 2, options=("claude", "server", "fake", "calls"),
+                  repeated=()) -> int:
+    """The main of a Claude Code driver: `homes` scratch Claude Code homes
+    against one model stand-in, handed to `exercise(*homes, model, args,
+    tally)` once the CLI is the pinned version; a stand-in that failed to
+    answer is a failure too."""
 
-    from common import Tally
+    def with_claude(args, tally) -> None:
+        with AnthropicStandin() as model, contextlib.ExitStack() as stack:
+            claudes = [stack.enter_context(Claude(args.claude, model)) for _ in range(homes)]
+            if not tally.pinned("claude --version", CLAUDE_VERSION, claudes[0].run("--version").stdout):
+                return
+            try:
+                exercise(*claudes, model, args, tally)
+            finally:
+                model.report_errors(tally)
 
-    parser = argparse.ArgumentParser()
-    for name in ("claude", "server", "fake", "calls"):
-        parser.add_argument(f"--{name}", required=True)
-    args = parser.parse_args()
-    tally = Tally(label)
-    started = time.monotonic()
-    with AnthropicStandin() as model:
-        homes = [Claude(args.claude, model) for _ in range(sessions)]
-        try:
-            exercise(*homes, model, args, tally)
-        except Exception as e:  # noqa: BLE001 - a crash of the driver is a failure, never a skip
-            tally.fail("driver", f"{type(e).__name__}: {e}")
-        finally:
-            for home in homes:
-                home.cleanup()
-        if model.errors():
-            tally.fail("the model stand-in answered every request", f"it failed: {model.errors()[:3]}")
-    print(f"# {label}: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.1f} s",
-          flush=True)
-    return 0 if tally.failed == 0 else 1
+    return run_driver(label, options, with_claude, repeated)

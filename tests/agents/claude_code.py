@@ -1,7 +1,7 @@
 """Claude Code (@anthropic-ai/claude-code, pinned in package-lock.json)
 against resmon-mcp, with a loopback stand-in for the Messages API so that
-Claude Code's own loop makes every MCP call (model_standins.py says how the
-stand-in is scripted). Standard library only. Run inside a network
+Claude Code's own loop makes every MCP call (tests/lib/kit/script.py says
+how the stand-in is scripted). Standard library only. Run inside a network
 namespace that holds only loopback (run.sh does).
 
 Checks, each a PASS or FAIL line:
@@ -35,14 +35,14 @@ import os
 import re
 import sys
 
-from claude import CLAUDE_VERSION, Claude, deferred_names, result_text, run_driver, sent_tools, system_text
-from common import (ERROR_SENTENCE, EXPECTED_READS, EXPECTED_TOOLS, EXPECTED_WRITES, NOT_RUNNING, PREFIX,
-                    LoggedFake, Registration, Surface, Tally, brief, changes, check_output, compact,
-                    first_call_per_tool, one_line)
-from model_standins import AnthropicStandin
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harnesses"))
-from standins import StoppedResmon  # noqa: E402
+from claude import Claude, claude_driver, deferred_names, sent_tools, system_text
+from kit.calls import first_call_per_tool
+from kit.fake import FakeBackend, StoppedResmon, changes
+from kit.mcp import ERROR_SENTENCE, EXPECTED_READS, EXPECTED_TOOLS, EXPECTED_WRITES, NOT_RUNNING, Surface
+from kit.messages_api import AnthropicStandin
+from kit.reading import text_of
+from kit.tally import Tally, brief, one_line
+from registration import PREFIX, Registration, check_output
 
 BUDGET_BYTES = 4096
 # The question whose route (in the server's instructions, from the route
@@ -53,9 +53,10 @@ DENIED_WORDS = ("permission", "haven't granted")
 
 
 def definition_bytes(tool: dict) -> int:
-    """One tool as Claude Code sends it, measured as compact JSON."""
-    return len(compact({"name": tool["name"], "description": tool.get("description"),
-                        "input_schema": tool.get("input_schema")}).encode())
+    """One tool as Claude Code sends it, measured as JSON the way serde_json
+    writes it by default: no spaces, non-ASCII kept."""
+    sent = {"name": tool["name"], "description": tool.get("description"), "input_schema": tool.get("input_schema")}
+    return len(json.dumps(sent, separators=(",", ":"), ensure_ascii=False).encode())
 
 
 def select_turn(names: list[str]) -> list[tuple[str, dict]]:
@@ -64,17 +65,13 @@ def select_turn(names: list[str]) -> list[tuple[str, dict]]:
 
 
 def main() -> int:
-    return run_driver("claude-code", exercise)
+    return claude_driver("claude-code", exercise)
 
 
 def exercise(claude: Claude, stopped: Claude, model: AnthropicStandin, args, tally: Tally) -> None:
-    version = claude.run("--version").stdout.strip()
-    if not tally.check(version.split()[0:1] == [CLAUDE_VERSION], f"claude --version is {CLAUDE_VERSION}",
-                       f"got {version!r}: the test is written for {CLAUDE_VERSION}"):
-        return
-    with LoggedFake(args.fake) as fake:
-        base_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **fake.env}
-        surface = Surface(args.server, base_env)
+    with FakeBackend(args.fake) as fake:
+        base_env = fake.server_env
+        surface = Surface([args.server], base_env)
         tally.check(len(surface.names) == EXPECTED_TOOLS and len(surface.reads) == EXPECTED_READS
                     and len(surface.writes) == EXPECTED_WRITES,
                     f"tools/list: {EXPECTED_TOOLS} tools, {EXPECTED_READS} marked readOnlyHint, "
@@ -137,7 +134,7 @@ def exercise(claude: Claude, stopped: Claude, model: AnthropicStandin, args, tal
     turns = ([] if "health" in always else [select_turn(["health"])]) + [[("mcp__resmon__health", {})]]
     talk = stopped.prompt(turns, *allow_options)
     seen = (talk.seen or [{}])[-1]
-    text = result_text(seen.get("content"))
+    text = text_of(seen.get("content"))
     tally.check(talk.ok(len(turns)) and seen.get("is_error") and text.startswith(NOT_RUNNING),
                 "with resmon stopped, the model reads health as the server's sentence (backend_unavailable …)",
                 f"model got {brief(seen)}; {talk.why()}")
@@ -211,9 +208,9 @@ def default_mode(claude: Claude, surface: Surface, calls: dict, allow_options: l
                 f"{budget} bytes = definitions {definitions} + instructions {instructions}")
     searched = [use for use in talk.tool_uses() if use.get("name") == "ToolSearch"]
     seen = (talk.seen or [])[-len(route):]
-    failed = [(s.get("name"), brief(result_text(s.get("content")), 200)) for s in seen if s.get("is_error")]
+    failed = [(s.get("name"), brief(text_of(s.get("content")), 200)) for s in seen if s.get("is_error")]
     try:
-        listed = [run.get("id") for run in json.loads(result_text(seen[0].get("content")))["executions"]]
+        listed = [run.get("id") for run in json.loads(text_of(seen[0].get("content")))["executions"]]
     except (ValueError, KeyError, TypeError, IndexError, AttributeError):
         listed = []
     tally.check(not searched and [s.get("name") for s in seen] == [PREFIX + name for name in route] and not failed
@@ -238,7 +235,7 @@ def tool_search_off(claude: Claude, surface: Surface, allow_options: list[str], 
                 f"it defines {len(sent)}: {sorted(sent)}; deferred {deferred}; {talk.why()}")
 
 
-def reads_and_writes(claude: Claude, fake: LoggedFake, surface: Surface, calls: dict, allow_options: list[str],
+def reads_and_writes(claude: Claude, fake: FakeBackend, surface: Surface, calls: dict, allow_options: list[str],
                      tally: Tally) -> None:
     missing = [name for name in surface.names if name not in calls]
     if not tally.check(not missing, "tests/it/calls.rs has valid arguments for every tool", f"none for {missing}"):
@@ -254,7 +251,7 @@ def reads_and_writes(claude: Claude, fake: LoggedFake, surface: Surface, calls: 
         return
     seen = talk.seen[-len(batch):]
     uses = [use for use in talk.tool_uses() if use.get("name", "").startswith(PREFIX)]
-    failed = [(s["name"], brief(result_text(s.get("content")), 200)) for s in seen[:-1] if s.get("is_error")]
+    failed = [(s["name"], brief(text_of(s.get("content")), 200)) for s in seen[:-1] if s.get("is_error")]
     tally.check(not failed, f"headless: the {len(surface.reads)} read tools run "
                 "(allowed by the printed fragment)",
                 f"refused or failed: {failed}")
@@ -263,7 +260,7 @@ def reads_and_writes(claude: Claude, fake: LoggedFake, surface: Surface, calls: 
     for use, shown in zip(uses, seen[:-1]):
         raw = talk.raw_results.get(use.get("id")) or {}
         try:
-            value = json.loads(result_text(shown.get("content")))
+            value = json.loads(text_of(shown.get("content")))
         except ValueError:
             value = None
         if not isinstance(raw, dict) or "structuredContent" not in raw or value != raw["structuredContent"]:
@@ -272,7 +269,7 @@ def reads_and_writes(claude: Claude, fake: LoggedFake, surface: Surface, calls: 
                 f"a success reads as its structuredContent JSON (all {len(surface.reads)} reads)",
                 f"not so for {mismatched}")
     error = seen[-1]
-    text = result_text(error.get("content"))
+    text = text_of(error.get("content"))
     tally.check(error.get("is_error") and ERROR_SENTENCE.match(text) and text.startswith("not_found: "),
                 "an error reads with its sentence first (not_found: …)", brief(error))
 
@@ -285,7 +282,7 @@ def reads_and_writes(claude: Claude, fake: LoggedFake, surface: Surface, calls: 
     seen = (talk.seen or [])[-len(batch):]
     ran = [s.get("name") for s in seen if not s.get("is_error")]
     undenied = [s.get("name") for s in seen
-                if not any(word in result_text(s.get("content")) for word in DENIED_WORDS)]
+                if not any(word in text_of(s.get("content")) for word in DENIED_WORDS)]
     tally.check(talk.ok(1 + len(batch)) and not ran and not undenied,
                 f"headless: each of the {len(surface.writes)} writes is denied by Claude Code",
                 f"ran {ran}; not a permission denial: {undenied}; {talk.why()}")
@@ -293,7 +290,7 @@ def reads_and_writes(claude: Claude, fake: LoggedFake, surface: Surface, calls: 
                 f"no write reached resmon (the fake logged {len(after)} requests, none that changes anything)",
                 f"it received {changes(after)}")
     if seen:
-        print(f"# a denied write reads: {one_line(result_text(seen[0].get('content')))}", flush=True)
+        print(f"# a denied write reads: {one_line(text_of(seen[0].get('content')))}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Claude Code (pinned, as in claude_code.py) running resmon-mcp's MCP
 prompts as slash commands, with the loopback model stand-in. The server is
-registered wrapped in tests/harnesses/record_stdin.py, so the test reads
+registered wrapped in tests/lib/kit/record_stdin.py, so the test reads
 every request Claude Code sent it. Expected names and texts come from the
 binary's own prompts/list and prompts/get, never from a list kept here.
 Standard library only; run inside a loopback-only network namespace.
@@ -32,12 +32,15 @@ import re
 import sys
 import threading
 
-from claude import CLAUDE_VERSION, Claude, Conversation, result_text, run_driver
-from common import PREFIX, LoggedFake, McpSession, Surface, Tally, brief, changes, first_call_per_tool, one_line
-from model_standins import AnthropicStandin
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-RECORDER = os.path.join(HERE, "..", "harnesses", "record_stdin.py")
+from claude import Claude, Conversation, claude_driver
+from kit.calls import first_call_per_tool
+from kit.fake import FakeBackend, changes
+from kit.mcp import McpSession, Surface
+from kit.messages_api import AnthropicStandin
+from kit.reading import text_of
+from kit.record_stdin import recorded, sent
+from kit.tally import Tally, brief, one_line
+from registration import PREFIX
 
 
 class Prompts:
@@ -45,7 +48,7 @@ class Prompts:
 
     def __init__(self, server: str, env: dict):
         self.server, self.env = server, env
-        session = McpSession(server, env)
+        session = McpSession([server], env)
         try:
             self.listing = session.request("prompts/list", {})["prompts"]
         finally:
@@ -53,7 +56,7 @@ class Prompts:
         self.names = [prompt["name"] for prompt in self.listing]
 
     def get(self, name: str, arguments: dict) -> dict:
-        session = McpSession(self.server, self.env)
+        session = McpSession([self.server], self.env)
         try:
             return session.answer("prompts/get", {"name": name, "arguments": arguments})
         finally:
@@ -67,8 +70,7 @@ def register(claude: Claude, server: str, env: dict) -> str:
     """`claude mcp add` of the server wrapped in the stdin recorder; the recorder's log."""
     log = os.path.join(claude.home, "server-stdin.jsonl")
     options = [word for key, value in env.items() for word in ("-e", f"{key}={value}")]
-    added = claude.run("mcp", "add", "-s", "local", "resmon", *options, "--", sys.executable, RECORDER, log,
-                       "--", server)
+    added = claude.run("mcp", "add", "-s", "local", "resmon", *options, "--", *recorded(log, [server]))
     if added.returncode != 0:
         raise RuntimeError(f"claude mcp add failed: {added.stderr[-500:]}")
     return log
@@ -76,28 +78,9 @@ def register(claude: Claude, server: str, env: dict) -> str:
 
 def sent_to_server(log: str, method: str) -> list[dict]:
     """The params of every `method` request the recorder saw, then forgets them."""
-    try:
-        with open(log) as f:
-            lines = f.readlines()
-    except OSError:
-        lines = []
+    messages = sent(log, method)
     open(log, "w").close()
-    params = []
-    for line in lines:
-        try:
-            message = json.loads(line)
-        except ValueError:
-            continue
-        if message.get("method") == method:
-            params.append({key: value for key, value in (message.get("params") or {}).items() if key != "_meta"})
-    return params
-
-
-def run_command(claude: Claude, line: str, *options: str) -> Conversation:
-    """A headless run of one typed line (a slash command)."""
-    claude.model.clear()
-    run = claude.run("-p", "--output-format", "stream-json", "--verbose", *options, "--", line)
-    return Conversation(run, claude.model.scripted_requests())
+    return [{key: value for key, value in (m.get("params") or {}).items() if key != "_meta"} for m in messages]
 
 
 def slash_commands(talk: Conversation) -> list[str]:
@@ -119,19 +102,15 @@ def user_blocks(request: dict) -> list[str]:
 
 
 def main() -> int:
-    return run_driver("claude-prompts", exercise)
+    return claude_driver("claude-prompts", exercise)
 
 
 def exercise(claude: Claude, readonly: Claude, model: AnthropicStandin, args, tally: Tally) -> None:
-    version = claude.run("--version").stdout.strip()
-    if not tally.check(version.split()[0:1] == [CLAUDE_VERSION], f"claude --version is {CLAUDE_VERSION}",
-                       f"got {version!r}: the test is written for {CLAUDE_VERSION}"):
-        return
-    with LoggedFake(args.fake) as fake:
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **fake.env}
+    with FakeBackend(args.fake) as fake:
+        env = fake.server_env
         ro_env = dict(env, RESMON_MCP_READ_ONLY="1")
         full, limited = Prompts(args.server, env), Prompts(args.server, ro_env)
-        surface = Surface(args.server, env)
+        surface = Surface([args.server], env)
         log = register(claude, args.server, fake.env)
         ro_log = register(readonly, args.server, dict(fake.env, RESMON_MCP_READ_ONLY="1"))
         lock = threading.Lock()
@@ -155,7 +134,7 @@ def exercise(claude: Claude, readonly: Claude, model: AnthropicStandin, args, ta
         before = reached_resmon()
         sent_to_server(log, "prompts/get")
         # Headless Claude Code runs only the tools it was told it may: the reads.
-        talk = run_command(claude, f"/mcp__resmon__paper {doc_id}", "--allowedTools",
+        talk = claude.type_line(f"/mcp__resmon__paper {doc_id}", "--allowedTools",
                            ",".join(PREFIX + name for name in surface.reads))
 
         listed = slash_commands(talk)
@@ -166,7 +145,7 @@ def exercise(claude: Claude, readonly: Claude, model: AnthropicStandin, args, ta
         tally.check(gets == [{"name": "paper", "arguments": {"doc_id": doc_id}}],
                     f"/mcp__resmon__paper {doc_id}: the server got one prompts/get (paper, doc_id \"{doc_id}\")",
                     f"it got {gets}")
-        first = (model.message_requests() or [{}])[0]
+        first = (model.turn_requests() or [{}])[0]
         blocks = user_blocks(first)
         tally.check(text in blocks, "the model's first request carries the server's prompts/get text as the "
                     "person's message, unchanged", f"its first user message holds {brief(blocks)}")
@@ -186,7 +165,7 @@ def exercise(claude: Claude, readonly: Claude, model: AnthropicStandin, args, ta
         after = fake.requests()[before:]
         unrecorded = [use.get("name") for use in talk.tool_uses()
                       if use.get("name", "").startswith(PREFIX) and use.get("id") not in talk.raw_results]
-        failed = [(s.get("name"), brief(result_text(s.get("content")), 200)) for s in seen if s.get("is_error")]
+        failed = [(s.get("name"), brief(text_of(s.get("content")), 200)) for s in seen if s.get("is_error")]
         tally.check(talk.ok(len(turns) - 1 + len(batch)) and len(seen) == len(named) and not failed
                     and not unrecorded and after and not changes(after),
                     f"the stand-in then loads ({', '.join(deferred) or 'nothing'}) and calls the tools the text "
@@ -197,23 +176,23 @@ def exercise(claude: Claude, readonly: Claude, model: AnthropicStandin, args, ta
         # 3: arguments by position.
         text = full.text("recent", {"days": "14"})
         model.script(text, [])
-        talk = run_command(claude, "/mcp__resmon__recent 14")
+        talk = claude.type_line("/mcp__resmon__recent 14")
         gets = sent_to_server(log, "prompts/get")
-        blocks = user_blocks((model.message_requests() or [{}])[0])
+        blocks = user_blocks((model.turn_requests() or [{}])[0])
         tally.check(gets == [{"name": "recent", "arguments": {"days": "14"}}] and text in blocks
                     and text != full.text("recent", {}),
                     "/mcp__resmon__recent 14: the first word goes to the first argument (days \"14\"), and the "
                     "model gets the 14-day text", f"the server got {gets}; the message holds {brief(blocks)}")
-        run_command(claude, "/mcp__resmon__recent 14 Daily arxiv")
+        claude.type_line("/mcp__resmon__recent 14 Daily arxiv")
         print(f"# a value with a space: /mcp__resmon__recent 14 Daily arxiv sends the server "
               f"{sent_to_server(log, 'prompts/get')}", flush=True)
 
         # 4: a refused argument.
         refused = full.get("paper", {"doc_id": "0"}).get("error") or {}
         message = refused.get("message", "")
-        talk = run_command(claude, "/mcp__resmon__paper 0")
+        talk = claude.type_line("/mcp__resmon__paper 0")
         gets = sent_to_server(log, "prompts/get")
-        asked = model.message_requests()
+        asked = model.turn_requests()
         tally.check(refused.get("code") == -32602 and "doc_id" in message and message in str(talk.result)
                     and gets == [{"name": "paper", "arguments": {"doc_id": "0"}}] and not asked,
                     "/mcp__resmon__paper 0: Claude Code shows the server's -32602 message (naming doc_id) and sends "
@@ -222,9 +201,9 @@ def exercise(claude: Claude, readonly: Claude, model: AnthropicStandin, args, ta
         print(f"# Claude Code shows: {one_line(talk.result)}", flush=True)
 
         # 1, read-only session.
-        talk = run_command(readonly, "/mcp__resmon__watch Ada")
+        talk = readonly.type_line("/mcp__resmon__watch Ada")
         listed = slash_commands(talk)
-        blocks = user_blocks((model.message_requests() or [{}])[0])
+        blocks = user_blocks((model.turn_requests() or [{}])[0])
         typed = any("/mcp__resmon__watch Ada" in block for block in blocks)
         noted = any("not installed" in block for block in blocks)
         print(f"# read-only, /mcp__resmon__watch Ada: the model {'gets' if typed else 'does not get'} the line as "

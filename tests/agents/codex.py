@@ -1,8 +1,8 @@
 """Codex (@openai/codex, pinned in package-lock.json) against resmon-mcp,
 registered with the `[mcp_servers.resmon]` block `--check` prints, with a
 loopback stand-in for the Responses API so that Codex's own loop makes every
-MCP call (model_standins.py says how the stand-in is scripted). Standard
-library only. Run inside a network namespace that holds only loopback
+MCP call (tests/lib/kit/script.py says how the stand-in is scripted).
+Standard library only. Run inside a network namespace that holds only loopback
 (run.sh does).
 
 Checks, each a PASS or FAIL line:
@@ -17,50 +17,44 @@ Checks, each a PASS or FAIL line:
   the other writes while the printed block lacks that key.
 
 And a NOTE line, not a check: whether Codex shows the server's MCP prompts
-(with the server wrapped in tests/harnesses/record_stdin.py: does app-server
+(with the server wrapped in tests/lib/kit/record_stdin.py: does app-server
 or exec ever ask prompts/list, does mcpServerStatus/list carry prompts,
 what does exec do with a typed `/mcp__resmon__paper …`).
 
 Usage: codex.py --codex BIN --server BIN --fake BIN --calls calls.json
 """
 
-import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-from common import (EXPECTED_READS, EXPECTED_TOOLS, EXPECTED_WRITES, LoggedFake, Registration, Surface, Tally,
-                    brief, changes, check_output, first_call_per_tool, one_line)
-from model_standins import ResponsesStandin, saw, script_line
+from kit.calls import first_call_per_tool
+from kit.fake import FakeBackend, changes
+from kit.home import ScratchHome
+from kit.mcp import EXPECTED_READS, EXPECTED_TOOLS, EXPECTED_WRITES, Surface
+from kit.reading import text_of
+from kit.record_stdin import recorded, sent
+from kit.openai_api import ResponsesStandin
+from kit.script import saw, script_line
+from kit.tally import Tally, brief, one_line, run_driver
+from registration import Registration, check_output
 
 CODEX_VERSION = "0.171.0"
-RUN_WITHIN_S = 120
 # What Codex hands the model for a call that needed approval under approval_policy "never" (0.171.0).
 REFUSED = "requires approval"
 
 
-class Codex:
+class Codex(ScratchHome):
+    """A scratch HOME whose ~/.codex/config.toml names the stand-in as the
+    model provider (`configure`), and the CLI run inside it."""
+
     def __init__(self, binary: str, model: ResponsesStandin):
-        self.binary = binary
+        super().__init__("resmon-agents-codex-", binary, {"MOCK_API_KEY": "stand-in-key"})
         self.model = model
-        self.home = tempfile.mkdtemp(prefix="resmon-agents-codex-")
-        self.project = os.path.join(self.home, "project")
-        os.makedirs(self.project)
         os.makedirs(os.path.join(self.home, ".codex"))
         self.config_path = os.path.join(self.home, ".codex", "config.toml")
-        self.env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": self.home,
-            "TERM": "dumb",
-            "NO_COLOR": "1",
-            "MOCK_API_KEY": "stand-in-key",
-        }
 
     def configure(self, block: str) -> None:
         """~/.codex/config.toml: the stand-in provider, the approval policy
@@ -84,15 +78,6 @@ class Codex:
         )
         with open(self.config_path, "w") as f:
             f.write(provider + "\n" + block)
-
-    def run(self, *arguments: str) -> subprocess.CompletedProcess:
-        command = [self.binary, *arguments]
-        try:
-            return subprocess.run(command, cwd=self.project, env=self.env, stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=True, timeout=RUN_WITHIN_S)
-        except subprocess.TimeoutExpired as e:
-            out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-            return subprocess.CompletedProcess(command, -1, out, f"timed out after {RUN_WITHIN_S} s")
 
     def exec(self, turns) -> tuple[subprocess.CompletedProcess, list | None]:
         """A `codex exec` of the scripted turns; the model's SAW list."""
@@ -146,14 +131,10 @@ class Codex:
                 return server, ""
         return {}, brief(reply)
 
-    def cleanup(self) -> None:
-        shutil.rmtree(self.home, ignore_errors=True)
-
 
 def output_json(content):
     """The JSON a function_call_output carries after Codex's `Output:` line, or None."""
-    text = content if isinstance(content, str) else "\n".join(
-        part.get("text", "") for part in content or [] if isinstance(part, dict))
+    text = text_of(content)
     _, _, rest = text.partition("Output:\n")
     try:
         return json.loads(rest or text)
@@ -161,41 +142,20 @@ def output_json(content):
         return None
 
 
-def output_text(content) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    for name in ("codex", "server", "fake", "calls"):
-        parser.add_argument(f"--{name}", required=True)
-    args = parser.parse_args()
-    tally = Tally("codex")
-    started = time.monotonic()
-    with ResponsesStandin() as model:
-        codex = Codex(args.codex, model)
+def main(args, tally) -> None:
+    with ResponsesStandin() as model, Codex(args.codex, model) as codex:
         try:
             exercise(codex, model, args, tally)
-        except Exception as e:  # noqa: BLE001 - a crash of the driver is a failure, never a skip
-            tally.fail("driver", f"{type(e).__name__}: {e}")
         finally:
-            codex.cleanup()
-        if model.errors():
-            tally.fail("the model stand-in answered every request", f"it failed: {model.errors()[:3]}")
-    print(f"# codex: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.1f} s", flush=True)
-    return 0 if tally.failed == 0 else 1
+            model.report_errors(tally)
 
 
 def exercise(codex: Codex, model: ResponsesStandin, args, tally: Tally) -> None:
-    version = codex.run("--version").stdout.strip()
-    if not tally.check(version.endswith(CODEX_VERSION), f"codex --version is {CODEX_VERSION}",
-                       f"got {version!r}: the test is written for {CODEX_VERSION}"):
+    if not tally.pinned("codex --version", CODEX_VERSION, codex.run("--version").stdout):
         return
-    with LoggedFake(args.fake) as fake:
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **fake.env}
-        surface = Surface(args.server, env)
+    with FakeBackend(args.fake) as fake:
+        env = fake.server_env
+        surface = Surface([args.server], env)
         registration = Registration(check_output(args.server, env, "codex").stdout)
         block = registration.codex_block
         if not tally.check(block is not None and block.startswith("[mcp_servers.resmon]"),
@@ -223,7 +183,7 @@ def exercise(codex: Codex, model: ResponsesStandin, args, tally: Tally) -> None:
 
         calls = first_call_per_tool(args.calls, surface.runtime_id)
         run, seen = codex.exec([[("mcp__resmon__" + name, calls[name]) for name in surface.reads]])
-        refused = [s.get("name") for s in seen or [] if REFUSED in output_text(s.get("content"))]
+        refused = [s.get("name") for s in seen or [] if REFUSED in text_of(s.get("content"))]
         unread = [s.get("name") for s in seen or [] if output_json(s.get("content")) is None]
         tally.check(run.returncode == 0 and seen is not None and len(seen) == EXPECTED_READS
                     and not refused and not unread,
@@ -234,7 +194,7 @@ def exercise(codex: Codex, model: ResponsesStandin, args, tally: Tally) -> None:
         before = len(fake.requests())
         run, seen = codex.exec([[("mcp__resmon__" + name, calls[name]) for name in surface.writes]])
         after = fake.requests()[before:]
-        ran = [s.get("name") for s in seen or [] if REFUSED not in output_text(s.get("content"))]
+        ran = [s.get("name") for s in seen or [] if REFUSED not in text_of(s.get("content"))]
         tally.check(run.returncode == 0 and seen is not None and len(seen) == EXPECTED_WRITES and not ran,
                     f"codex exec, approval policy never, the printed block: each of the {EXPECTED_WRITES} writes "
                     "is refused",
@@ -244,7 +204,7 @@ def exercise(codex: Codex, model: ResponsesStandin, args, tally: Tally) -> None:
         tally.check(not changes(after), f"no write reached resmon (the fake logged {len(after)} requests, "
                     "none that changes anything)", f"it received {changes(after)}")
         if seen:
-            print(f"# a refused write reads: {one_line(output_text(seen[0].get('content')))}", flush=True)
+            print(f"# a refused write reads: {one_line(text_of(seen[0].get('content')))}", flush=True)
 
         prompts_note(codex, model, args.server, fake.env, calls)
 
@@ -252,22 +212,18 @@ def exercise(codex: Codex, model: ResponsesStandin, args, tally: Tally) -> None:
 def prompts_note(codex: Codex, model: ResponsesStandin, server: str, env: dict, calls: dict) -> None:
     """What Codex makes of the server's MCP prompts, said in one NOTE line."""
     log = os.path.join(codex.home, "server-stdin.jsonl")
-    recorder = os.path.join(HERE, "..", "harnesses", "record_stdin.py")
+    command, *arguments = recorded(log, [server])
     codex.configure("[mcp_servers.resmon]\n"
-                    f"command = {json.dumps(sys.executable)}\n"
-                    f"args = {json.dumps([recorder, log, '--', server])}\n"
+                    f"command = {json.dumps(command)}\n"
+                    f"args = {json.dumps(arguments)}\n"
                     "[mcp_servers.resmon.env]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in env.items()))
     entry, why = codex.app_server_tools()
     line = f"/mcp__resmon__paper {calls['explain_match']['doc_id']}"
     model.clear()
     run = codex.run("exec", "--skip-git-repo-check", "--json", line)
-    typed = any(item.get("role") == "user" and output_text(item.get("content")) == line
-                for body in model.response_requests() for item in body.get("input") or [])
-    try:
-        with open(log) as f:
-            methods = list(dict.fromkeys(json.loads(text).get("method") for text in f if text.strip()))
-    except (OSError, ValueError) as e:
-        methods = [f"unreadable log: {e}"]
+    typed = any(item.get("role") == "user" and text_of(item.get("content")) == line
+                for body in model.turn_requests() for item in body.get("input") or [])
+    methods = list(dict.fromkeys(message.get("method") for message in sent(log)))
     asked = [method for method in methods if str(method).startswith("prompts/")]
     keys = sorted(key for key in entry if key in ("tools", "resources", "resourceTemplates") or "rompt" in key)
     print(f"NOTE codex {CODEX_VERSION} {'asks for' if asked else 'shows no'} MCP prompts: app-server and exec sent "
@@ -278,4 +234,4 @@ def prompts_note(codex: Codex, model: ResponsesStandin, server: str, env: dict, 
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_driver("codex", ("codex", "server", "fake", "calls"), main))

@@ -5,12 +5,9 @@
 #   bash tests/agents/run.sh
 #
 # Pinned CLIs (versions also asserted by each script), from package.json and
-# package-lock.json through tests/npm_locked.py:
+# package-lock.json through tests/npm_locked.py (kit.sh's setup_agent_clis):
 #   - Claude Code  @anthropic-ai/claude-code@2.1.332
 #   - Codex        @openai/codex@0.171.0
-# Both ship their native program as an optional package per platform; the
-# install runs no install script, so the drivers start the native program
-# of this platform's package directly.
 #
 # Drivers, each inside its own network namespace that holds only loopback
 # (`unshare -n`, then `ip link set lo up`), so that nothing a CLI tries to
@@ -33,39 +30,17 @@
 # Exit status 0 only when M is 0. Nothing is skipped: a CLI that cannot be
 # installed or started is a failure.
 set -uo pipefail
-echo "== agent CLIs: Claude Code, Codex (pinned; model APIs stood in on loopback)"
-export PYTHONDONTWRITEBYTECODE=1
-
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-work="$root/target/agents"
-mkdir -p "$work"
-log="$work/agents.log"
-: >"$log"
-
-stage_label="agent CLI stage"
-# shellcheck source=../lib/tally.sh
-source "$root/tests/lib/tally.sh"
-
-cd "$root" || exit 1
-
+# shellcheck source=../lib/kit.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
+kit_stage agents "agent CLI stage" "agent CLIs: Claude Code, Codex (pinned; model APIs stood in on loopback)"
 need_loopback_namespace
-for tool in cargo rustc python3 node npm timeout; do
-    command -v "$tool" >/dev/null || { setup_fail "$tool is not installed"; finish; }
-done
-echo "node $(node --version), npm $(npm --version), $(python3 --version)"
+need_tools cargo rustc python3 node npm timeout
 
-# The server, the fake backend, and tests/it/calls.rs's valid calls as JSON
-# (one list of calls for every stage).
-build_server_and_calls
+kit_build server fake calls
+setup_agent_clis
 
-setup_npm
-# The native programs of this platform's optional packages (never an install script's copy).
-claude=$(ls "$npm_dir"/node_modules/@anthropic-ai/claude-code-*/claude 2>/dev/null | head -n 1)
-codex="$npm_dir/node_modules/.bin/codex"
-
-if [ "$node_ready" -eq 0 ] || [ -z "$claude" ]; then
-    setup_fail "claude-code did not run: no native claude in $npm_dir/node_modules/@anthropic-ai/claude-code-*/"
+if [ -z "$claude" ]; then
+    setup_fail "claude-code did not run: Claude Code is not installed"
     setup_fail "claude-prompts did not run: Claude Code is not installed"
     setup_fail "toolsearch did not run: Claude Code is not installed"
 else
@@ -79,8 +54,8 @@ else
         --held-out "$root/tests/findability/held-out-2.json" \
         --held-out "$root/tests/findability/held-out-3.json"
 fi
-if [ "$node_ready" -eq 0 ] || [ ! -x "$codex" ]; then
-    setup_fail "codex did not run: $codex is not installed"
+if [ -z "$codex" ]; then
+    setup_fail "codex did not run: Codex is not installed"
 else
     stage_run codex 240 --isolated python3 "$here/codex.py" --codex "$codex" \
         --server "$server" --fake "$fake" --calls "$calls"

@@ -25,15 +25,16 @@ own, and every result must be the same.
 Usage: toolsearch.py --claude BIN --server BIN --fake BIN --questions FILE [--held-out FILE ...]
 """
 
-import argparse
 import json
 import os
 import sys
-import time
 
-from claude import CLAUDE_VERSION, Claude, references
-from common import PREFIX, LoggedFake, Registration, Surface, Tally, check_output
-from model_standins import AnthropicStandin
+from claude import Claude, claude_driver, references
+from kit.fake import FakeBackend
+from kit.mcp import Surface
+from kit.messages_api import AnthropicStandin
+from kit.tally import Tally
+from registration import PREFIX, Registration, check_output
 
 FOUND_AT_LEAST = 95.0
 MAX_RESULTS = 5
@@ -66,31 +67,11 @@ def ask_all(claude: Claude, words: list[str]) -> tuple[dict[str, list[str]], int
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    for name in ("claude", "server", "fake", "questions"):
-        parser.add_argument(f"--{name}", required=True)
-    parser.add_argument("--held-out", action="append", default=[])
-    args = parser.parse_args()
-    tally = Tally("toolsearch")
-    started = time.monotonic()
-    with AnthropicStandin() as model:
-        claude = Claude(args.claude, model)
-        try:
-            exercise(claude, args, tally)
-        except Exception as e:  # noqa: BLE001 - a crash of the driver is a failure, never a skip
-            tally.fail("driver", f"{type(e).__name__}: {e}")
-        finally:
-            claude.cleanup()
-    print(f"# toolsearch: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.1f} s",
-          flush=True)
-    return 0 if tally.failed == 0 else 1
+    return claude_driver("toolsearch", exercise, homes=1, options=("claude", "server", "fake", "questions"),
+                         repeated=("held-out",))
 
 
-def exercise(claude: Claude, args, tally: Tally) -> None:
-    version = claude.run("--version").stdout.strip()
-    if not tally.check(version.split()[0:1] == [CLAUDE_VERSION], f"claude --version is {CLAUDE_VERSION}",
-                       f"got {version!r}: the test is written for {CLAUDE_VERSION}"):
-        return
+def exercise(claude: Claude, model: AnthropicStandin, args, tally: Tally) -> None:
     with open(args.questions) as f:
         questions = json.load(f)
     held_outs = []
@@ -98,9 +79,9 @@ def exercise(claude: Claude, args, tally: Tally) -> None:
         with open(path) as f:
             held_outs.append((path, json.load(f)))
     held_out = [q for _, lst in held_outs for q in lst]
-    with LoggedFake(args.fake) as fake:
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **fake.env}
-        surface = Surface(args.server, env)
+    with FakeBackend(args.fake) as fake:
+        env = fake.server_env
+        surface = Surface([args.server], env)
         every = questions + held_out
         unknown = sorted({tool for q in every for tool in q.get("tools") or [] if tool not in surface.names})
         shapeless = [q for q in every if not isinstance(q.get("words"), str) or not q.get("tools")]

@@ -11,7 +11,8 @@ repository names this release's tag and a file that is in the repository.
 
 Usage: python3 tests/bundle/archives.py target/bundle [repository root]
 (the root defaults to the repository this script is in).
-Prints PASS/FAIL lines; exit 1 on any FAIL. Standard library only.
+Prints PASS/FAIL lines; exit 1 on any FAIL. Standard library only, and the
+test kit (tests/lib on PYTHONPATH, as run.sh sets it).
 """
 
 import hashlib
@@ -23,18 +24,13 @@ import sys
 import tarfile
 import zipfile
 
+from kit.tally import Tally
+
 # What an archive holds beside the binary (xtask/src/docs.rs).
 EXPECTED = {"README.md", "docs/setup.md", "docs/tools.md", "LICENSE", "LICENSE-MIT", "LICENSE-APACHE"}
-failed = 0
-
-
-def check(ok: bool, what: str, why: str = "") -> None:
-    global failed
-    if ok:
-        print(f"PASS archives {what}")
-    else:
-        failed += 1
-        print(f"FAIL archives {what}: {why}")
+# `check(ok, what, why)` prints a PASS or FAIL line; run.sh counts them.
+TALLY = Tally("archives")
+check = TALLY.check
 
 
 def members_tar(path: str) -> dict[str, int]:
@@ -183,7 +179,7 @@ def main() -> int:
             files = set(bundle.namelist())
         check(EXPECTED <= files, f"{name} holds the README, the user pages and the licences", sorted(files))
         check_links(name, texts_zip(path), files, tree, root)
-    return 1 if failed else 0
+    return 1 if TALLY.failed else 0
 
 
 if __name__ == "__main__":

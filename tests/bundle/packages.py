@@ -20,7 +20,8 @@ would read them:
   Bundle's download address, whose file here has the SHA-256 it gives.
 
 Usage: python3 tests/bundle/packages.py <repository root> <target/bundle>
-Prints PASS/FAIL lines; exit 1 on any FAIL. Standard library only.
+Prints PASS/FAIL lines; exit 1 on any FAIL. Standard library only, and the
+test kit (tests/lib on PYTHONPATH, as run.sh sets it).
 """
 
 import base64
@@ -35,20 +36,13 @@ import tomllib
 import zipfile
 
 from archives import links
+from kit.tally import Tally
 
 VARIABLES = ["RESMON_PORT_FILE", "RESMON_PORT", "RESMON_STATE_DIR", "RESMON_DB_PATH", "RESMON_MCP_READ_ONLY",
              "RESMON_MCP_TIMEOUT_MS"]
-failed = 0
-
-
-def check(ok: bool, what: str, why: str = "") -> bool:
-    global failed
-    if ok:
-        print(f"PASS packages {what}")
-    else:
-        failed += 1
-        print(f"FAIL packages {what}: {why}")
-    return ok
+# `check(ok, what, why)` prints a PASS or FAIL line; run.sh counts them.
+TALLY = Tally("packages")
+check = TALLY.check
 
 
 def file_links(text: str) -> list[str]:
@@ -277,7 +271,7 @@ def main() -> int:
         check_wheel(out, name, version, repository, registry_name, archives)
     check_npm(root, out, names, version, repository, registry_name, archives)
     check_server(out, names, version, repository, registry_name, release["release_assets"])
-    return 1 if failed else 0
+    return 1 if TALLY.failed else 0
 
 
 if __name__ == "__main__":

@@ -66,6 +66,8 @@ counted() {
 }
 
 cd "$root" || exit 1
+# archives.py and packages.py tally their checks with the test kit (tests/lib/kit).
+export PYTHONPATH="$root/tests/lib${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
 for tool in cargo node npm python3 timeout; do
     command -v "$tool" >/dev/null || { fail "setup: $tool is not installed"; finish; }
 done

@@ -14,21 +14,16 @@ The server gets the fake's two variables only through `-e KEY=VALUE`.
 Usage: inspector_cli.py --inspector BIN --server BIN --fake BIN --calls calls.json
 """
 
-import argparse
 import json
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
 
-from launch_fake import FakeBackend, Tally, load_calls, with_runtime_id
+from kit.calls import load_calls, with_runtime_id
+from kit.fake import FakeBackend
+from kit.home import ScratchHome
+from kit.mcp import EXPECTED_TOOLS
+from kit.tally import run_driver
 
 INSPECTOR_VERSION = "2.12.0"
-EXPECTED_TOOLS = 25
-# Far above the ~0.6 s a call takes; only turns a hang into a failure.
-RUN_WITHIN_S = 120
 # (tool, arguments, exit code, error code in the answer). The inspector turns
 # a string where the schema says integer into null before sending (seen with
 # 2.12.0, despite --tool-args-json promising verbatim values), so these use
@@ -40,34 +35,18 @@ EXPECTED_ERRORS = [
 ]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    for name in ("inspector", "server", "fake", "calls"):
-        parser.add_argument(f"--{name}", required=True)
-    args = parser.parse_args()
-    tally = Tally("inspector")
-    home = tempfile.mkdtemp(prefix="resmon-clients-inspector-home-")
+def exercise(args, tally) -> None:
     # The inspector keeps a catalog and client config under HOME; give it a
     # throwaway one so CI leaves nothing behind.
-    run_env = dict(os.environ, HOME=home)
-    started = time.monotonic()
-    try:
-        version = subprocess.run([args.inspector, "--cli", "--version"], capture_output=True, text=True,
-                                 env=run_env, timeout=RUN_WITHIN_S).stdout.strip()
-        if INSPECTOR_VERSION not in version:
-            tally.fail("setup", f"inspector reports {version!r}, the test is written for {INSPECTOR_VERSION}")
-            return 1
-        print(f"# MCP Inspector CLI {version}", flush=True)
+    with ScratchHome("resmon-clients-inspector-", args.inspector) as home:
+        if not tally.pinned("mcp-inspector --cli --version", INSPECTOR_VERSION, home.run("--cli", "--version").stdout):
+            return
         calls, placeholder = load_calls(args.calls)
         with FakeBackend(args.fake) as fake:
             env_flags = [flag for key, value in sorted(fake.env.items()) for flag in ("-e", f"{key}={value}")]
 
-            def inspector(*options: str) -> subprocess.CompletedProcess:
-                command = [args.inspector, "--cli", *env_flags, *options, "--", args.server]
-                try:
-                    return subprocess.run(command, capture_output=True, text=True, env=run_env, timeout=RUN_WITHIN_S)
-                except subprocess.TimeoutExpired as e:
-                    return subprocess.CompletedProcess(command, -1, e.stdout or "", f"timed out after {RUN_WITHIN_S} s")
+            def inspector(*options: str):
+                return home.run("--cli", *env_flags, *options, "--", args.server)
 
             for era in ("legacy", "auto"):
                 what = f"tools/list --strict --protocol-era {era}"
@@ -137,13 +116,6 @@ def main() -> int:
             called = set(first_call)
             tally.check(len(called) == EXPECTED_TOOLS, f"one call for each of the {EXPECTED_TOOLS} tools",
                         f"calls.rs covers {len(called)} tools: {sorted(called)}")
-    except Exception as e:  # noqa: BLE001
-        tally.fail("session", f"{type(e).__name__}: {e}")
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
-    print(f"# inspector: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.2f} s",
-          flush=True)
-    return 1 if tally.failed else 0
 
 
 def parse_result(stdout: str):
@@ -168,4 +140,4 @@ def strip_warnings(stderr: str) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_driver("inspector", ("inspector", "server", "fake", "calls"), exercise))

@@ -5,7 +5,7 @@ For each mode, against a fresh fake backend (write tools change its state):
 connect with only RESMON_PORT_FILE and RESMON_STATE_DIR in the client's env,
 assert the negotiated protocol version, list the tools (25), call every
 valid call of tests/it/calls.rs (so every tool at least once), list and get
-every prompt, and make the invalid calls of launch_fake.INVALID_CALLS.
+every prompt, and make the invalid calls of kit.calls.INVALID_CALLS.
 
 The SDK itself rejects a tools/list whose schemas it cannot accept
 (pydantic), checks every result against the negotiated version's shapes,
@@ -15,8 +15,6 @@ outputSchema with jsonschema; any of those raising is a failure here.
 Usage: py_client.py --server BIN --fake BIN --calls calls.json [--mode M ...]
 """
 
-import argparse
-import asyncio
 import json
 import sys
 import time
@@ -27,10 +25,12 @@ import jsonschema
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from launch_fake import INVALID_CALLS, FakeBackend, Tally, load_calls, with_runtime_id
+from kit.calls import INVALID_CALLS, load_calls, with_runtime_id
+from kit.fake import FakeBackend
+from kit.mcp import EXPECTED_TOOLS
+from kit.tally import run_driver
 
 SDK_VERSION = "2.3.0"
-EXPECTED_TOOLS = 25
 EXPECTED_PROMPTS = ["recent", "checkup", "person", "paper", "export", "watch"]
 # A valid value for every prompt argument the server lists; an argument not
 # here fails the check, so a new one cannot go untried.
@@ -82,21 +82,18 @@ async def list_all_tools(client):
             return tools
 
 
-async def run_mode(mode: str, args, calls, placeholder: str) -> Tally:
-    tally = Tally(f"python[{mode}]")
-    want_version = MODES[mode]
-    started = time.monotonic()
+async def run_mode(mode: str, args, calls, placeholder: str, tally) -> None:
+    tally.label = f"python[{mode}]"
+    before, started = (tally.passed, tally.failed), time.monotonic()
     with FakeBackend(args.fake) as fake:
         params = StdioServerParameters(command=args.server, args=[], env=dict(fake.env))
         try:
-            client_cm = Client(params, mode=mode, read_timeout_seconds=CALL_TIMEOUT_S)
-            async with client_cm as client:
-                await exercise(client, mode, want_version, tally, calls, placeholder)
+            async with Client(params, mode=mode, read_timeout_seconds=CALL_TIMEOUT_S) as client:
+                await exercise(client, mode, MODES[mode], tally, calls, placeholder)
         except Exception as e:  # noqa: BLE001 - any failure of the client is the finding
             tally.fail("session", f"{type(e).__name__}: {e}")
-    print(f"# python[{mode}]: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.2f} s",
-          flush=True)
-    return tally
+    print(f"# python[{mode}]: {tally.passed - before[0]} passed, {tally.failed - before[1]} failed in "
+          f"{time.monotonic() - started:.2f} s", flush=True)
 
 
 async def exercise(client, mode, want_version, tally, calls, placeholder):
@@ -265,24 +262,14 @@ async def exercise_prompts(client, mode, want_version, tally):
             tally.fail(what, f"{type(e).__name__}: {e}")
 
 
-async def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--server", required=True)
-    parser.add_argument("--fake", required=True)
-    parser.add_argument("--calls", required=True)
-    parser.add_argument("--mode", action="append", choices=list(MODES))
-    args = parser.parse_args()
-    installed = package_version("mcp")
-    if installed != SDK_VERSION:
-        print(f"FAIL python setup: mcp {installed} installed, the test is written for {SDK_VERSION}")
-        return 1
-    print(f"# Python SDK mcp {installed}, jsonschema {package_version('jsonschema')}", flush=True)
+async def every_mode(args, tally) -> None:
+    if not tally.pinned("mcp", SDK_VERSION, package_version("mcp")):
+        return
+    print(f"# Python SDK mcp {SDK_VERSION}, jsonschema {package_version('jsonschema')}", flush=True)
     calls, placeholder = load_calls(args.calls)
-    failed = 0
     for mode in args.mode or list(MODES):
-        failed += (await run_mode(mode, args, calls, placeholder)).failed
-    return 1 if failed else 0
+        await run_mode(mode, args, calls, placeholder, tally)
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    sys.exit(run_driver("python", ("server", "fake", "calls"), every_mode, repeated=("mode",)))

@@ -18,37 +18,20 @@
 # Every check prints `PASS …` or `FAIL …`; the last line is `N passed, M failed`.
 # Exit status 0 only when M is 0.
 set -uo pipefail
-# The scripts import launch_fake.py from this folder; keep __pycache__ out of the tree.
-export PYTHONDONTWRITEBYTECODE=1
+# shellcheck source=../lib/kit.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
+kit_stage clients "client stage" "MCP clients: Python SDK, TypeScript SDK, MCP Inspector (pinned)"
+need_tools cargo rustc python3 node npm timeout
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-work="$root/target/clients"
-mkdir -p "$work"
-log="$work/clients.log"
-: >"$log"
-
-stage_label="client stage"
-# shellcheck source=../lib/tally.sh
-source "$root/tests/lib/tally.sh"
-
-cd "$root" || exit 1
-for tool in cargo rustc python3 node npm timeout; do
-    command -v "$tool" >/dev/null || { setup_fail "$tool is not installed"; finish; }
-done
-echo "node $(node --version), npm $(npm --version), $(python3 --version)"
-
-# 1. The server, the fake backend, and the call list from tests/it/calls.rs.
-build_server_and_calls
-
+kit_build server fake calls
 setup_venv
 setup_npm
 # ESM resolves packages from the script's folder: run the TS client beside node_modules.
 mkdir -p "$npm_dir"
 cp "$here/ts_client.mjs" "$npm_dir/ts_client.mjs"
 
-# 4. The clients. Each starts its own fake backend(s) and passes the server
-#    nothing but RESMON_PORT_FILE and RESMON_STATE_DIR.
+# Each client starts its own fake backend(s) and passes the server nothing
+# but RESMON_PORT_FILE and RESMON_STATE_DIR.
 if [ "$python_ready" -eq 0 ]; then
     setup_fail "python-sdk did not run: its venv is not ready"
 else

@@ -31,7 +31,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 const SDK_VERSION = "1.32.2";
 const EXPECTED_VERSION = "2025-11-25";
 const EXPECTED_TOOLS = 25;
-// Same list as launch_fake.py's INVALID_CALLS: (tool, arguments, the argument named).
+// Same list as tests/lib/kit/calls.py's INVALID_CALLS: (tool, arguments, the argument named).
 const INVALID_CALLS = [
   ["search_corpus", { query: "graph attention", limit: 0 }, "limit"],
   ["get_routine", { routine_id: "seven" }, "routine_id"],

@@ -1,8 +1,8 @@
 """Gemini CLI (@google/gemini-cli, pinned in package-lock.json) against
 resmon-mcp, with a loopback stand-in for Gemini's API so that the CLI's own
-agent loop makes every MCP call (standins.py says how the stand-in is
-scripted). Standard library only. Run inside a network namespace that holds
-only loopback (run.sh does).
+agent loop makes every MCP call (tests/lib/kit/script.py says how the
+stand-in is scripted). Standard library only. Run inside a network
+namespace that holds only loopback (run.sh does).
 
 Checks, each a PASS or FAIL line:
 - `gemini mcp add` writes the registration docs/setup.md gives (and cuts
@@ -16,39 +16,30 @@ Checks, each a PASS or FAIL line:
   stopped the model reads the server's own sentence, never a schema
   complaint of the CLI's;
 - headless without trust, no resmon tool is offered; with the read-only
-  policy rule of docs/setup.md, exactly the 18 read tools are;
+  policy rule of docs/setup.md, exactly the 18 read tools (readOnlyHint in
+  the server's tools/list) are;
 - in a folder that is not trusted the server is Disabled.
 
 Usage: gemini_cli.py --gemini BIN --server BIN --fake BIN
 """
 
-import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "clients"))
-
-from launch_fake import FakeBackend, Tally  # noqa: E402
-from standins import GeminiStandin, StoppedResmon, saw  # noqa: E402
+from kit.fake import FakeBackend, StoppedResmon
+from kit.gemini_api import GeminiStandin
+from kit.home import ScratchHome
+from kit.mcp import EXPECTED_READS, EXPECTED_TOOLS, NOT_RUNNING, Surface
+from kit.record_stdin import recorded, sent
+from kit.script import one_per_turn, saw
+from kit.tally import brief, run_driver
 
 GEMINI_VERSION = "0.61.0"
 MODEL = "gemini-2.5-flash"
-EXPECTED_TOOLS = 25
-WRITE_TOOLS = {"run_sweep", "create_routine", "create_watch_profile", "run_routine",
-               "activate_routine", "deactivate_routine", "update_settings"}
-# The first sentence of a refused connection on the named port (src/backend/exchange/failure.rs).
-NOT_RUNNING = ("backend_unavailable: resmon is not running on the port this server was given; "
-               "start the resmon app, then call again.")
 # What the CLI's own SDK says when it validates an error against the success schema.
 SCHEMA_COMPLAINT = "does not match the tool's output schema"
-# Far above the 2-3 s a headless run takes here; only turns a hang into a failure.
-RUN_WITHIN_S = 120
 READ_ONLY_POLICY = """\
 [[rule]]
 mcpName = "resmon"
@@ -59,27 +50,18 @@ priority = 100
 """
 
 
-class Gemini:
-    """One scratch HOME and project folder, and the CLI run inside them."""
+class Gemini(ScratchHome):
+    """A scratch HOME whose settings pick the API-key auth and turn off
+    telemetry and updates, and the CLI run inside it."""
 
     def __init__(self, binary: str, model_url: str):
-        self.binary = binary
-        self.home = tempfile.mkdtemp(prefix="resmon-harness-gemini-")
-        self.project = os.path.join(self.home, "project")
-        os.makedirs(os.path.join(self.home, ".gemini"))
-        os.makedirs(self.project)
-        self.settings_path = os.path.join(self.home, ".gemini", "settings.json")
-        # Nothing of the caller's environment but PATH: no key, no setting of
-        # a real installation can leak into the run.
-        self.env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": self.home,
-            "TERM": "dumb",
-            "NO_COLOR": "1",
+        super().__init__("resmon-harness-gemini-", binary, {
             "GEMINI_API_KEY": "stand-in-key",
             "GOOGLE_GEMINI_BASE_URL": model_url,
             "GEMINI_CLI_TRUST_WORKSPACE": "true",
-        }
+        })
+        os.makedirs(os.path.join(self.home, ".gemini"))
+        self.settings_path = os.path.join(self.home, ".gemini", "settings.json")
         self.write_settings({})
 
     def settings(self) -> dict:
@@ -98,16 +80,6 @@ class Gemini:
         with open(self.settings_path, "w") as f:
             json.dump(settings, f, indent=2)
 
-    def run(self, *arguments: str, env: dict | None = None) -> subprocess.CompletedProcess:
-        command = [self.binary, *arguments]
-        try:
-            # stdin closed: a headless run reads a piped stdin into the prompt,
-            # and one that never ends would hang it.
-            return subprocess.run(command, cwd=self.project, env=env or self.env, stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=True, timeout=RUN_WITHIN_S)
-        except subprocess.TimeoutExpired as e:
-            return subprocess.CompletedProcess(command, -1, e.stdout or "", f"timed out after {RUN_WITHIN_S} s")
-
     def prompt(self, text: str) -> tuple[subprocess.CompletedProcess, str | None]:
         """A headless run; the final response text, or None when there is none."""
         run = self.run("-m", MODEL, "--output-format", "json", "-p", text)
@@ -116,14 +88,11 @@ class Gemini:
         except (ValueError, AttributeError):
             return run, None
 
-    def cleanup(self) -> None:
-        shutil.rmtree(self.home, ignore_errors=True)
 
-
-def output_of(response: dict) -> str:
+def output_of(seen: dict) -> str:
     """What the model got for one call: the CLI's `output` on success, its
     `error` text on failure."""
-    body = response.get("response") or {}
+    body = seen.get("content") or {}
     return body.get("output") if "output" in body else body.get("error", json.dumps(body))
 
 
@@ -143,48 +112,30 @@ def resmon_tools(declarations: list[dict]) -> dict[str, dict]:
 
 
 def last_offer(model: GeminiStandin) -> dict[str, dict]:
-    requests = model.generate_requests()
+    requests = model.turn_requests()
     return resmon_tools(model.offered_tools(requests[-1])) if requests else {}
 
 
-def brief(value, limit: int = 1500) -> str:
-    text = value if isinstance(value, str) else json.dumps(value)
-    return text if len(text) <= limit else text[:limit] + " …"
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    for name in ("gemini", "server", "fake"):
-        parser.add_argument(f"--{name}", required=True)
-    args = parser.parse_args()
-    tally = Tally("gemini-cli")
-    started = time.monotonic()
-    with GeminiStandin() as model:
-        gemini = Gemini(args.gemini, model.url)
+def main(args, tally) -> None:
+    with GeminiStandin() as model, Gemini(args.gemini, model.url) as gemini:
         try:
             exercise(gemini, model, args, tally)
-        except Exception as e:  # noqa: BLE001 - a crash of the driver is a failure, never a skip
-            tally.fail("driver", f"{type(e).__name__}: {e}")
         finally:
-            gemini.cleanup()
-    print(f"# gemini-cli: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.1f} s",
-          flush=True)
-    return 0 if tally.failed == 0 else 1
+            model.report_errors(tally)
 
 
-def exercise(gemini: Gemini, model: GeminiStandin, args, tally: Tally) -> None:
-    version = gemini.run("--version").stdout.strip()
-    if not tally.check(version == GEMINI_VERSION, f"gemini --version is {GEMINI_VERSION}",
-                       f"got {version!r}: the test is written for {GEMINI_VERSION}"):
+def exercise(gemini: Gemini, model: GeminiStandin, args, tally) -> None:
+    if not tally.pinned("gemini --version", GEMINI_VERSION, gemini.run("--version").stdout):
         return
     wire_log = os.path.join(gemini.home, "server-stdin.jsonl")
     # The server runs behind a recorder that keeps what the CLI sent it.
     launcher = os.path.join(gemini.home, "resmon-mcp")
     with open(launcher, "w") as f:
-        f.write(f"#!/bin/sh\nexec {sys.executable} {HERE}/record_stdin.py {wire_log} -- {args.server}\n")
+        f.write("#!/bin/sh\nexec " + " ".join(recorded(wire_log, [args.server])) + "\n")
     os.chmod(launcher, 0o755)
 
     with FakeBackend(args.fake) as fake:
+        surface = Surface([args.server], fake.server_env)
         # The registration docs/setup.md gives, made by the CLI itself.
         env_flags = [flag for key, value in sorted(fake.env.items()) for flag in ("-e", f"{key}={value}")]
         add = gemini.run("mcp", "add", "-s", "user", "--trust", "resmon", *env_flags, launcher)
@@ -216,7 +167,7 @@ def exercise(gemini: Gemini, model: GeminiStandin, args, tally: Tally) -> None:
             ("mcp_resmon_search_corpus", {"query": "graph attention", "limit": 2, "wait_for_previous": False}),
             ("mcp_resmon_get_execution", {"exec_id": 99999}),
         ]
-        run, response = gemini.prompt("\n".join(f"CALL {name} {json.dumps(a)}" for name, a in script))
+        run, response = gemini.prompt(one_per_turn(script))
         offered = last_offer(model)
         tally.check(len(offered) == EXPECTED_TOOLS,
                     f"under trust the model is offered {EXPECTED_TOOLS} tools as mcp_resmon_<tool>",
@@ -231,24 +182,20 @@ def exercise(gemini: Gemini, model: GeminiStandin, args, tally: Tally) -> None:
                            f"exit {run.returncode}, response {brief(response)}, stderr {run.stderr[-800:]}"):
             return
         outputs = [output_of(item) for item in seen]
-        health = untrusted_json(outputs[0])
-        tally.check(isinstance(health, dict) and health.get("status") == "ok",
-                    "health through the loop: the model reads resmon's health answer", brief(outputs[0]))
-        search = untrusted_json(outputs[1])
-        tally.check(isinstance(search, dict) and len(search.get("papers") or []) == 5,
-                    "search_corpus through the loop: the model reads 5 papers", brief(outputs[1]))
-        pinned = untrusted_json(outputs[2])
-        tally.check(isinstance(pinned, dict) and pinned.get("status") == "ok",
-                    "health with wait_for_previous: true succeeds", brief(outputs[2]))
-        paged = untrusted_json(outputs[3])
-        tally.check(isinstance(paged, dict) and len(paged.get("papers") or []) == 2,
-                    "search_corpus with wait_for_previous: false succeeds", brief(outputs[3]))
-        calls = []
-        with open(wire_log) as f:
-            for line in f:
-                message = json.loads(line)
-                if message.get("method") == "tools/call":
-                    calls.append(message["params"])
+        # What the model must read for each of the first four calls.
+        expected = [
+            ("health through the loop: the model reads resmon's health answer",
+             lambda answer: answer.get("status") == "ok"),
+            ("search_corpus through the loop: the model reads 5 papers",
+             lambda answer: len(answer.get("papers") or []) == 5),
+            ("health with wait_for_previous: true succeeds", lambda answer: answer.get("status") == "ok"),
+            ("search_corpus with wait_for_previous: false succeeds",
+             lambda answer: len(answer.get("papers") or []) == 2),
+        ]
+        for output, (what, holds) in zip(outputs, expected):
+            answer = untrusted_json(output)
+            tally.check(isinstance(answer, dict) and holds(answer), what, brief(output))
+        calls = [message["params"] for message in sent(wire_log, "tools/call")]
         flagged = [c for c in calls if (c.get("arguments") or {}).get("wait_for_previous") is True]
         tally.check(any(c.get("name") == "health" for c in flagged),
                     "wait_for_previous: true reached the server (the CLI passes it through)",
@@ -257,9 +204,7 @@ def exercise(gemini: Gemini, model: GeminiStandin, args, tally: Tally) -> None:
         tally.check(isinstance(error, str) and "not_found: Execution not found" in error
                     and SCHEMA_COMPLAINT not in error,
                     "an error's own sentence reaches the model (not_found)", brief(error))
-        initialize = []
-        with open(wire_log) as f:
-            initialize = [json.loads(line) for line in f if '"initialize"' in line]
+        initialize = sent(wire_log, "initialize")
         if initialize:
             print(f"# the CLI sent initialize at {initialize[0]['params'].get('protocolVersion')}", flush=True)
 
@@ -270,11 +215,11 @@ def exercise(gemini: Gemini, model: GeminiStandin, args, tally: Tally) -> None:
         model.clear()
         run, response = gemini.prompt("CALL mcp_resmon_health {}")
         offered = last_offer(model)
-        tally.check(run.returncode == 0 and model.generate_requests() and not offered,
+        tally.check(run.returncode == 0 and model.turn_requests() and not offered,
                     "headless without trust or a policy: no resmon tool is offered",
                     f"exit {run.returncode}, offered {sorted(offered)}")
 
-        # The read-only policy rule of docs/setup.md: exactly the 18 reads.
+        # The read-only policy rule of docs/setup.md: exactly the reads.
         policies = os.path.join(gemini.home, ".gemini", "policies")
         os.makedirs(policies, exist_ok=True)
         with open(os.path.join(policies, "resmon.toml"), "w") as f:
@@ -282,11 +227,11 @@ def exercise(gemini: Gemini, model: GeminiStandin, args, tally: Tally) -> None:
         model.clear()
         run, response = gemini.prompt("CALL mcp_resmon_health {}")
         offered = set(last_offer(model))
-        writes = {f"mcp_resmon_{name}" for name in WRITE_TOOLS}
+        reads = {f"mcp_resmon_{name}" for name in surface.reads}
         health = untrusted_json(output_of((saw(response) or [{}])[0]))
-        tally.check(len(offered) == EXPECTED_TOOLS - len(WRITE_TOOLS) and not offered & writes
+        tally.check(len(reads) == EXPECTED_READS and offered == reads
                     and isinstance(health, dict) and health.get("status") == "ok",
-                    "the readOnlyHint policy rule offers exactly the 18 read tools, and they run",
+                    f"the readOnlyHint policy rule offers exactly the {EXPECTED_READS} read tools, and they run",
                     f"offered {len(offered)}: {sorted(offered)}; response {brief(response)}")
         os.remove(os.path.join(policies, "resmon.toml"))
 
@@ -312,4 +257,4 @@ def exercise(gemini: Gemini, model: GeminiStandin, args, tally: Tally) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_driver("gemini-cli", ("gemini", "server", "fake"), main))

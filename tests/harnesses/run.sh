@@ -22,42 +22,18 @@
 # Exit status 0 only when M is 0. Nothing is ever skipped: a harness that
 # cannot be installed or started is a failure.
 set -uo pipefail
-echo "== agent harnesses: Gemini CLI, OpenAI Agents SDK (pinned; model APIs stood in on loopback)"
-export PYTHONDONTWRITEBYTECODE=1
-
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-work="$root/target/harnesses"
-mkdir -p "$work"
-log="$work/harnesses.log"
-: >"$log"
-
-stage_label="harness stage"
-# shellcheck source=../lib/tally.sh
-source "$root/tests/lib/tally.sh"
-
-cd "$root" || exit 1
+# shellcheck source=../lib/kit.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
+kit_stage harnesses "harness stage" \
+    "agent harnesses: Gemini CLI, OpenAI Agents SDK (pinned; model APIs stood in on loopback)"
 
 # What the stage needs from the system, installed when it is missing.
 missing=()
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 need_loopback_namespace "${missing[@]}"
-for tool in cargo python3 node npm timeout; do
-    command -v "$tool" >/dev/null || { setup_fail "$tool is not installed"; finish; }
-done
-echo "node $(node --version), npm $(npm --version), $(python3 --version)"
+need_tools cargo python3 node npm timeout
 
-note "build (cargo build --bin resmon-mcp --example fake-backend)"
-t0=$SECONDS
-if ! cargo build --locked --bin resmon-mcp --example fake-backend >"$work/build.log" 2>&1; then
-    setup_fail "cargo build failed:"
-    tail -n 30 "$work/build.log"
-    finish
-fi
-server="$root/target/debug/resmon-mcp"
-fake="$root/target/debug/examples/fake-backend"
-echo "server and fake ready in $((SECONDS - t0)) s"
-
+kit_build server fake
 setup_venv
 setup_npm
 

@@ -8,29 +8,20 @@ against the fake resmon (25 tools, health). Standard library only.
 Usage: crate.py --crate-dir DIR --work DIR --fake BIN --version X.Y.Z
 """
 
-import argparse
 import os
 import shutil
 import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "agents"))
-
-from common import Tally  # noqa: E402
-from install import session_check  # noqa: E402
-from registries import Home  # noqa: E402
+from install import session_check
+from kit.tally import run_driver
+from registries import Home
 
 BUILD_WITHIN_S = 900
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    for name in ("crate-dir", "work", "fake", "version"):
-        parser.add_argument(f"--{name}", required=True)
-    args = parser.parse_args()
-    tally = Tally("cargo-install")
+def exercise(args, tally) -> None:
     root = os.path.join(args.work, "cargo-root")
     target = os.path.join(args.work, "cargo-target")
     for folder in (root, target):
@@ -51,7 +42,7 @@ def main() -> int:
     if not tally.check(code == 0 and os.access(binary, os.X_OK),
                        f"cargo install --locked --offline --path <unpacked crate> builds and installs resmon-mcp "
                        f"({built:.0f} s)", f"exit {code}: {stderr[-1500:]}"):
-        return 1
+        return
     version = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30).stdout
     tally.check(version.startswith(f"resmon-mcp {args.version}"), f"the installed binary is resmon-mcp {args.version}",
                 repr(version))
@@ -62,9 +53,7 @@ def main() -> int:
         session_check(tally, "cargo install", [binary], home, timings)
     print(f"# time from nothing: cargo install: {built:.1f} s to build and install, then "
           f"{timings.get('cargo install', float('nan')):.3f} s to the listed tools", flush=True)
-    print(f"# cargo-install: {tally.passed} passed, {tally.failed} failed", flush=True)
-    return 0 if tally.failed == 0 else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_driver("cargo-install", ("crate-dir", "work", "fake", "version"), exercise))

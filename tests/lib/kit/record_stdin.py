@@ -7,18 +7,43 @@ Usage: record_stdin.py LOG -- BIN [ARGS...]
 stdout and stderr are the server's own; stdin is copied line by line to
 the server and appended to LOG. End of input closes the server's stdin,
 and SIGTERM is passed on, so the server ends the way it would unwrapped.
-Standard library only.
+Standard library only. A driver registers `recorded(log, argv)` in place
+of the server's command, and reads the log back with `sent(log)`.
 """
 
+import json
 import os
 import signal
 import subprocess
 import sys
 
 
+def recorded(log: str, argv: list[str]) -> list[str]:
+    """The command that runs `argv` with what it is sent kept in `log`."""
+    return [sys.executable, os.path.abspath(__file__), log, "--", *argv]
+
+
+def sent(log: str, method: str | None = None) -> list[dict]:
+    """The messages the log holds (only those of `method`, when given), oldest first."""
+    try:
+        with open(log) as f:
+            lines = f.readlines()
+    except OSError:
+        return []
+    messages = []
+    for line in lines:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if method is None or message.get("method") == method:
+            messages.append(message)
+    return messages
+
+
 def main() -> int:
     if len(sys.argv) < 4 or sys.argv[2] != "--":
-        print(__doc__.splitlines()[5], file=sys.stderr)
+        print(__doc__.splitlines()[4], file=sys.stderr)
         return 2
     log_path, command = sys.argv[1], sys.argv[3:]
     child = subprocess.Popen(command, stdin=subprocess.PIPE)

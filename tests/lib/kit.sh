@@ -1,0 +1,256 @@
+# The kit of the CI stages that run outside programs (tests/clients,
+# tests/harnesses, tests/agents, tests/install), sourced by each run.sh so
+# that a stage says only which programs it installs and which drivers it
+# runs. The drivers' own kit is the Python package beside this file
+# (tests/lib/kit/), which starts and stops the fake for each test.
+#
+#   source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
+#   kit_stage NAME LABEL HEADLINE
+#
+# sets `here` (the stage's folder), `root`, `work` (target/NAME), `log` and
+# `stage_label`, puts tests/lib on PYTHONPATH, and works from the root.
+# Then, as the stage needs them:
+#
+#   need_tools TOOL...              each on PATH, or the stage ends, failed
+#   need_loopback_namespace [PKG..] `unshare -n` can make a loopback-only namespace
+#   kit_build server|fake|calls...  the server, the fake, tests/it/calls.rs as JSON
+#   setup_venv                      $here/requirements.txt in a venv
+#   setup_npm                       $here/package-lock.json under the drift rule
+#   setup_agent_clis                Claude Code and Codex from tests/agents' lock
+#   stage_run NAME LIMIT_S [--isolated] COMMAND...
+#   stage_check NAME PASS_TEXT FAIL_TEXT COMMAND...
+#   finish
+#
+# stage_run runs COMMAND (with --isolated: inside a network namespace that
+# holds only loopback, so that nothing a program tries to reach outside,
+# updates or telemetry, can leave the machine), shows and logs its output,
+# and adds its PASS/FAIL lines to the totals. A driver that exits non-zero
+# without reporting a failure (a crash, a timeout) counts as one failure. A
+# setup that fails counts as a failure too, never as a skip. `finish` prints
+# the closing `N passed, M failed` line and exits 0 only when M is 0.
+
+passed=0
+failed=0
+started=$SECONDS
+
+note() { echo "== $*"; }
+
+setup_fail() {
+    failed=$((failed + 1))
+    echo "FAIL setup $*"
+}
+
+finish() {
+    echo "== $stage_label took $((SECONDS - started)) s (full log: ${log#"$root"/})"
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    exit $?
+}
+
+kit_stage() {
+    here="$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)"
+    root="$(cd "$here/../.." && pwd)"
+    work="$root/target/$1"
+    log="$work/$1.log"
+    stage_label="$2"
+    mkdir -p "$work"
+    : >"$log"
+    echo "== $3"
+    # The drivers import the kit from tests/lib; no __pycache__ in the tree.
+    export PYTHONPATH="$root/tests/lib${PYTHONPATH:+:$PYTHONPATH}"
+    export PYTHONDONTWRITEBYTECODE=1
+    cd "$root" || exit 1
+}
+
+need_tools() {
+    local tool
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null || { setup_fail "$tool is not installed"; finish; }
+    done
+    echo "node $(node --version 2>&1), npm $(npm --version 2>&1), $(python3 --version 2>&1)"
+}
+
+stage_run() {
+    local name="$1" limit="$2"
+    shift 2
+    local isolated=0
+    if [ "${1:-}" = "--isolated" ]; then
+        isolated=1
+        shift
+    fi
+    local out="$work/$name.out" t0=$SECONDS rc
+    if [ "$isolated" -eq 1 ]; then
+        note "$name (inside unshare -n, loopback only)"
+        timeout --kill-after=10 "$limit" unshare -n -- bash -c 'ip link set lo up && exec "$@"' isolated "$@" \
+            </dev/null >"$out" 2>"$work/$name.err"
+    else
+        note "$name"
+        timeout --kill-after=10 "$limit" "$@" >"$out" 2>"$work/$name.err"
+    fi
+    rc=$?
+    cat "$out"
+    cat "$out" >>"$log"
+    local p f
+    p=$(grep -c '^PASS ' "$out")
+    f=$(grep -c '^FAIL ' "$out")
+    passed=$((passed + p))
+    failed=$((failed + f))
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        setup_fail "$name exited with status $rc without reporting a failure$([ "$rc" -eq 124 ] && echo " (timed out after $limit s)"); stderr:"
+        tail -n 20 "$work/$name.err"
+    fi
+    echo "-- $name: $p passed, $f failed, exit $rc, $((SECONDS - t0)) s"
+}
+
+# stage_check NAME PASS_TEXT FAIL_TEXT COMMAND...: one check of the stage's
+# own, run here: `PASS PASS_TEXT` when COMMAND exits 0, else `FAIL
+# FAIL_TEXT:` and the last lines of what it printed (kept in $work/NAME.out).
+stage_check() {
+    local name="$1" pass_text="$2" fail_text="$3"
+    shift 3
+    note "$name"
+    if "$@" >"$work/$name.out" 2>&1; then
+        passed=$((passed + 1))
+        echo "PASS $pass_text"
+    else
+        failed=$((failed + 1))
+        echo "FAIL $fail_text:"
+        tail -n 30 "$work/$name.out"
+    fi
+}
+
+# A venv at "$work/venv" from "$here/requirements.txt" (pip checks each
+# file's hash where the file gives them), reused while the requirements are
+# unchanged. Sets python_ready (1 or 0) and venv.
+setup_venv() {
+    note "python venv (requirements.txt)"
+    local t0=$SECONDS
+    venv="$work/venv"
+    python_ready=1
+    if ! cmp -s "$here/requirements.txt" "$venv/requirements.txt"; then
+        rm -rf "$venv"
+        if python3 -m venv "$venv" >"$work/venv.log" 2>&1 &&
+            "$venv/bin/pip" install --disable-pip-version-check -q -r "$here/requirements.txt" >>"$work/venv.log" 2>&1; then
+            cp "$here/requirements.txt" "$venv/requirements.txt"
+        else
+            python_ready=0
+            setup_fail "python venv or pip install failed (is python3-venv installed?):"
+            tail -n 20 "$work/venv.log"
+        fi
+    fi
+    echo "python venv ready in $((SECONDS - t0)) s"
+}
+
+# npm_lock SOURCE INTO: the npm packages of SOURCE's committed lock,
+# installed into INTO by tests/npm_locked.py, which holds the drift rule
+# (the lock compared entry by entry for this platform, an install reused
+# while the lock is unchanged). A failure is counted; returns its status.
+npm_lock() {
+    local source="$1" into="$2" t0=$SECONDS
+    note "npm install (${source#"$root"/}/package-lock.json)"
+    if python3 "$root/tests/npm_locked.py" "$source" "$into" >"$work/npm-$(basename "$source").log" 2>&1; then
+        cat "$work/npm-$(basename "$source").log"
+        echo "npm packages ready in $((SECONDS - t0)) s"
+        return 0
+    fi
+    cat "$work/npm-$(basename "$source").log"
+    setup_fail "npm packages could not be installed from ${source#"$root"/}/package-lock.json (above)"
+    return 1
+}
+
+# The stage's own lock, into "$work/npm". Sets node_ready (1 or 0) and npm_dir.
+setup_npm() {
+    npm_dir="$work/npm"
+    node_ready=1
+    npm_lock "$here" "$npm_dir" || node_ready=0
+}
+
+# Claude Code and Codex, pinned in tests/agents' lock (the agents and the
+# install stage both run them), into target/agents/npm. Both ship their
+# native program as an optional package per platform and the install runs
+# no install script, so `claude` is this platform's native program itself.
+# Sets claude and codex, each empty when it is not installed.
+setup_agent_clis() {
+    local into="$root/target/agents/npm"
+    npm_lock "$root/tests/agents" "$into"
+    claude=$(ls "$into"/node_modules/@anthropic-ai/claude-code-*/claude 2>/dev/null | head -n 1)
+    codex="$into/node_modules/.bin/codex"
+    [ -x "$codex" ] || codex=""
+}
+
+# need_loopback_namespace [APT_PACKAGE_FOR_A_MISSING_NEED...]
+# Installs what a stage that runs programs inside `unshare -n` needs and is
+# missing (util-linux, iproute2, and any package the caller names), then
+# checks that a namespace holding only loopback can be made. A stage that
+# cannot make one ends here, counted as failed.
+need_loopback_namespace() {
+    local missing=("$@")
+    command -v unshare >/dev/null || missing+=(util-linux)
+    command -v ip >/dev/null || missing+=(iproute2)
+    if [ "${#missing[@]}" -gt 0 ]; then
+        note "apt-get install ${missing[*]}"
+        if ! { apt-get update -qq && apt-get install -y -qq "${missing[@]}"; } >"$work/apt.log" 2>&1; then
+            setup_fail "apt-get install ${missing[*]} failed:"
+            tail -n 20 "$work/apt.log"
+        fi
+    fi
+    for tool in unshare ip; do
+        command -v "$tool" >/dev/null || { setup_fail "$tool is not installed"; finish; }
+    done
+    if ! unshare -n -- bash -c 'ip link set lo up' 2>"$work/unshare.err"; then
+        setup_fail "cannot make a loopback-only network namespace (unshare -n needs root):"
+        cat "$work/unshare.err"
+        finish
+    fi
+}
+
+# kit_build WHAT...: builds only what is named, so that a broken unrelated
+# example cannot stop a stage: `server` (sets server), `fake` (the fake
+# resmon, sets fake), `calls` (tests/it/calls.rs, the one list of valid
+# calls, turned into JSON through tests/clients/dump_calls.rs; sets calls).
+# A failure ends the stage, counted as failed.
+kit_build() {
+    local what=" $* " targets=() t0=$SECONDS
+    [[ "$what" == *" server "* || "$what" == *" calls "* ]] && targets+=(--bin resmon-mcp)
+    [[ "$what" == *" fake "* ]] && targets+=(--example fake-backend)
+    note "build (cargo build ${targets[*]})"
+    if ! cargo build --locked "${targets[@]}" --message-format=json-render-diagnostics \
+        >"$work/build.json" 2>"$work/build.err"; then
+        setup_fail "cargo build failed:"
+        tail -n 30 "$work/build.err"
+        finish
+    fi
+    server="$root/target/debug/resmon-mcp"
+    fake="$root/target/debug/examples/fake-backend"
+    [[ "$what" == *" calls "* ]] && dump_calls
+    echo "$* ready in $((SECONDS - t0)) s"
+}
+
+dump_calls() {
+    local serde_json_rlib
+    serde_json_rlib=$(python3 - "$work/build.json" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    message = json.loads(line)
+    if message.get("reason") == "compiler-artifact" and message["target"]["name"] == "serde_json":
+        print(next(f for f in message["filenames"] if f.endswith(".rlib")))
+        break
+PY
+)
+    if [ -z "$serde_json_rlib" ]; then
+        setup_fail "cargo did not report a serde_json rlib to build dump_calls.rs against"
+        finish
+    fi
+    if ! rustc --edition 2024 --crate-type bin -o "$work/dump-calls" "$root/tests/clients/dump_calls.rs" \
+        --extern serde_json="$serde_json_rlib" -L dependency="$root/target/debug/deps" 2>"$work/dump-calls.err"; then
+        setup_fail "tests/clients/dump_calls.rs did not compile:"
+        cat "$work/dump-calls.err"
+        finish
+    fi
+    calls="$work/calls.json"
+    if ! "$work/dump-calls" >"$calls"; then
+        setup_fail "dump-calls failed"
+        finish
+    fi
+    echo "$(grep -c '"tool":' "$calls") calls from tests/it/calls.rs"
+}
