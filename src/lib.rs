@@ -20,6 +20,6 @@ pub mod prompts;
 pub mod protocol;
 pub mod redact;
 mod register;
-pub mod settings_policy;
+pub(crate) mod settings_policy;
 pub mod stdio;
 pub mod tools;

@@ -31,7 +31,8 @@ pub use routes::{ROUTES, Route, named_tools};
 #[cfg(test)]
 pub(crate) use routes::{clause_tools, route_is_offered, routed_tools, snake_case_words, words};
 use texts::{checkup, export, paper, person, recent, watch};
-pub use texts::{sample_text, template_text};
+pub(crate) use texts::sample_text;
+pub use texts::template_text;
 
 /// What an argument may hold, and how its value is written into the text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -125,7 +125,7 @@ pub fn template_text(prompt: &Prompt) -> String {
 /// The text for sample values: with `longest`, every argument at the
 /// longest value it accepts (free text as 100 four-byte characters); else
 /// only the required ones, given as short values.
-pub fn sample_text(prompt: &Prompt, longest: bool) -> String {
+pub(crate) fn sample_text(prompt: &Prompt, longest: bool) -> String {
     let values = prompt
         .arguments
         .iter()
