@@ -207,12 +207,13 @@ setup_npm() {
 # install stage both run them), into target/agents/npm. Both ship their
 # native program as an optional package per platform and the install runs
 # no install script, so `claude` is this platform's native program itself.
-# Sets claude and codex, each empty when it is not installed.
+# Sets agent_clis (the folder), claude and codex, each empty when it is not
+# installed.
 setup_agent_clis() {
-    local into="$root/target/agents/npm"
-    npm_lock "$root/tests/agents" "$into"
-    claude=$(ls "$into"/node_modules/@anthropic-ai/claude-code-*/claude 2>/dev/null | head -n 1)
-    codex="$into/node_modules/.bin/codex"
+    agent_clis="$root/target/agents/npm"
+    npm_lock "$root/tests/agents" "$agent_clis"
+    claude=$(ls "$agent_clis"/node_modules/@anthropic-ai/claude-code-*/claude 2>/dev/null | head -n 1)
+    codex="$agent_clis/node_modules/.bin/codex"
     [ -x "$codex" ] || codex=""
 }
 
