@@ -125,8 +125,9 @@ stage_run() {
 # one check of the stage's own, run here: `PASS PASS_TEXT` when COMMAND
 # exits 0, else `FAIL FAIL_TEXT (exit N):` and the last lines of what it
 # printed, leaving out the lines REGEX matches (noise that would bury the
-# error). With --show, all it printed is shown, whatever the outcome. What it
-# printed is kept in $work/NAME.out and added to the log with the verdict.
+# error). With --show, all it printed is shown before the verdict, whatever
+# the outcome. What it printed is kept in $work/NAME.out and added to the
+# log with the verdict.
 stage_check() {
     local show=0 drop=""
     while [ "$#" -gt 0 ]; do
@@ -150,8 +151,10 @@ stage_check() {
         echo "PASS $pass_text" | tee -a "$log"
     else
         failed=$((failed + 1))
-        echo "FAIL $fail_text (exit $rc):" | tee -a "$log"
-        if [ "$show" -eq 0 ]; then
+        if [ "$show" -eq 1 ]; then
+            echo "FAIL $fail_text (exit $rc)" | tee -a "$log"
+        else
+            echo "FAIL $fail_text (exit $rc):" | tee -a "$log"
             if [ -n "$drop" ]; then grep -v -e "$drop" "$out"; else cat "$out"; fi | tail -n 30
         fi
     fi
