@@ -50,6 +50,7 @@ inside() {
         echo "FAIL conformance setup: $*"
         exit 1
     }
+    # shellcheck disable=SC2329 # run by the EXIT trap below
     cleanup() {
         # The bridge ends the server processes it started when it gets SIGTERM.
         if [ -n "$bridge_pid" ]; then
@@ -64,7 +65,8 @@ inside() {
     trap cleanup EXIT
 
     # The fake backend, held open through fd 3 until the end.
-    rm -f "$work/fake.stdin" && mkfifo "$work/fake.stdin" || inside_fail "mkfifo failed in $work"
+    rm -f "$work/fake.stdin"
+    mkfifo "$work/fake.stdin" || inside_fail "mkfifo failed in $work"
     "$fake" --state-dir "$work/state" <"$work/fake.stdin" >"$work/fake.out" 2>"$work/fake.err" &
     exec 3>"$work/fake.stdin"
     for _ in $(seq 300); do
