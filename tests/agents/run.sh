@@ -40,7 +40,7 @@ kit_build server fake calls
 setup_agent_clis
 
 if [ -z "$claude" ]; then
-    setup_fail "claude-code did not run: Claude Code is not installed"
+    setup_fail "claude-code did not run: no native claude in ${agent_clis#"$root"/}/node_modules/@anthropic-ai/claude-code-*/"
     setup_fail "claude-prompts did not run: Claude Code is not installed"
     setup_fail "toolsearch did not run: Claude Code is not installed"
 else
@@ -55,7 +55,7 @@ else
         --held-out "$root/tests/findability/held-out-3.json"
 fi
 if [ -z "$codex" ]; then
-    setup_fail "codex did not run: Codex is not installed"
+    setup_fail "codex did not run: no ${agent_clis#"$root"/}/node_modules/.bin/codex"
 else
     stage_run codex 240 --isolated python3 "$here/codex.py" --codex "$codex" \
         --server "$server" --fake "$fake" --calls "$calls"

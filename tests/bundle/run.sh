@@ -19,75 +19,32 @@
 #
 # The npm packages come from the committed package-lock.json through
 # tests/npm_locked.py (its docstring says why the lock is compared per
-# platform). Everything goes under target/ (target/bundle-test/).
+# platform). The stage runs on the kit (tests/lib/kit.sh); everything goes
+# under target/ (target/bundle-test/, beside the bundles in target/bundle/).
 # Every check prints `PASS …` or `FAIL …`; the last line is `N passed, M failed`.
+# Nothing is skipped: a tool that cannot be installed is a failure.
 set -uo pipefail
+# shellcheck source=../lib/kit.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
+# Not target/bundle: that is where cargo xtask bundle writes.
+kit_stage bundle-test "bundle stage" "bundle stage: the bundles built, then launched by the official mcpb code"
+need_tools cargo node npm python3 timeout
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-work="$root/target/bundle-test"
-mkdir -p "$work"
-passed=0
-failed=0
-started=$SECONDS
+# Shown whatever the outcome, as each says what it built or found.
+stage_check --show xtask-test "xtask unit tests" "xtask unit tests" cargo test --locked --package xtask --quiet
+stage_check --show xtask-lint "xtask lint" "xtask lint" \
+    cargo clippy --locked --package xtask --all-targets --quiet -- -D warnings
 
-pass() { passed=$((passed + 1)); echo "PASS $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
-finish() {
-    echo "== bundle stage took $((SECONDS - started)) s"
-    echo "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit $?
-}
-# Runs a step, shows its output, and counts it as one check.
-step() {
-    local what="$1"
-    shift
-    echo "== $what"
-    if "$@"; then pass "$what"; else fail "$what (exit $?)"; fi
-}
-# Runs a script that prints its own PASS/FAIL lines and adds them up; a
-# non-zero exit without a FAIL line (a crash) is a failure of its own.
-counted() {
-    local what="$1" out="$work/$1.out" rc p f
-    shift
-    echo "== $what"
-    timeout --kill-after=10 300 "$@" >"$out" 2>"$work/$what.err"
-    rc=$?
-    cat "$out"
-    p=$(grep -c '^PASS ' "$out")
-    f=$(grep -c '^FAIL ' "$out")
-    passed=$((passed + p))
-    failed=$((failed + f))
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        fail "$what exited with status $rc without reporting a failure; stderr:"
-        tail -n 20 "$work/$what.err"
-    fi
-}
+setup_npm
+# Never a silent skip: without the official toolchain nothing below can be judged.
+[ "$node_ready" -eq 1 ] || finish
+mcpb="$npm_dir/node_modules/.bin/mcpb"
+echo "mcpb $("$mcpb" --version)"
+stage_check --show mcpb-validate "mcpb validate bundle/manifest.json (the template)" \
+    "mcpb validate bundle/manifest.json (the template)" "$mcpb" validate bundle/manifest.json
 
-cd "$root" || exit 1
-# archives.py and packages.py tally their checks with the test kit (tests/lib/kit).
-export PYTHONPATH="$root/tests/lib${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
-for tool in cargo node npm python3 timeout; do
-    command -v "$tool" >/dev/null || { fail "setup: $tool is not installed"; finish; }
-done
-
-step "xtask unit tests" cargo test --locked --package xtask --quiet
-step "xtask lint" cargo clippy --locked --package xtask --all-targets --quiet -- -D warnings
-
-echo "== npm install (tests/bundle/package-lock.json)"
-npm_dir="$work/npm"
-if python3 "$root/tests/npm_locked.py" "$here" "$npm_dir"; then
-    mcpb="$npm_dir/node_modules/.bin/mcpb"
-    echo "mcpb $("$mcpb" --version)"
-    step "mcpb validate bundle/manifest.json (the template)" "$mcpb" validate bundle/manifest.json
-else
-    # Never a silent skip: without the official toolchain nothing below can be judged.
-    fail "setup: the npm packages could not be installed from tests/bundle/package-lock.json"
-    finish
-fi
-
-step "cargo build --example fake-backend" cargo build --locked --quiet --example fake-backend
+stage_check --show build-fake "cargo build --example fake-backend" "cargo build --example fake-backend" \
+    cargo build --locked --quiet --example fake-backend
 # ESM resolves packages from the script's folder: run it beside node_modules.
 cp "$here/launch.mjs" "$npm_dir/launch.mjs"
 
@@ -95,47 +52,48 @@ cp "$here/launch.mjs" "$npm_dir/launch.mjs"
 # then every bundle, launched.
 check_output() {
     local run="$1" bundle name
-    counted "archives-$run" python3 "$here/archives.py" "$root/target/bundle"
-    counted "packages-$run" python3 "$here/packages.py" "$root" "$root/target/bundle"
+    stage_run "archives-$run" 300 python3 "$here/archives.py" "$root/target/bundle"
+    stage_run "packages-$run" 300 python3 "$here/packages.py" "$root" "$root/target/bundle"
     shopt -s nullglob
     local bundles=("$root"/target/bundle/*.mcpb)
-    [ "${#bundles[@]}" -gt 0 ] || fail "$run: cargo xtask bundle wrote no .mcpb"
+    [ "${#bundles[@]}" -gt 0 ] || setup_fail "$run: cargo xtask bundle wrote no .mcpb to launch"
     for bundle in "${bundles[@]}"; do
         name="$(basename "$bundle" .mcpb)"
-        counted "launch-$run-$name" node "$npm_dir/launch.mjs" --bundle "$bundle" \
+        stage_run "launch-$run-$name" 300 node "$npm_dir/launch.mjs" --bundle "$bundle" \
             --fake "$root/target/debug/examples/fake-backend" --work "$work/$name"
     done
 }
 
 # What a person runs on a fresh clone.
-step "cargo xtask bundle" cargo xtask bundle
+stage_check --show xtask-bundle "cargo xtask bundle" "cargo xtask bundle" cargo xtask bundle
 check_output host
 
 # --all, with the cross linker from PyPI. The other targets' standard
 # libraries come from rustup's server, which may be out of reach: then one
 # loud line, and --all builds and names what it can (it never claims a
 # platform it could not build; the launch test checks that).
-targets="x86_64-unknown-linux-musl aarch64-apple-darwin x86_64-apple-darwin x86_64-pc-windows-gnu"
-if ! out=$(timeout 300 rustup target add $targets 2>&1); then
+targets=(x86_64-unknown-linux-musl aarch64-apple-darwin x86_64-apple-darwin x86_64-pc-windows-gnu)
+if ! out=$(timeout 300 rustup target add "${targets[@]}" 2>&1); then
     echo "!!!!! rustup target add failed ($(echo "$out" | grep -m1 '^error' || echo "$out" | tail -n 1)): --all builds only the targets already installed !!!!!"
 fi
-echo "== cargo-zigbuild and ziglang from PyPI (venv in target/bundle-test/zig)"
+note "cargo-zigbuild and ziglang from PyPI (venv in target/bundle-test/zig)"
 zig_venv="$work/zig"
-zig_pins="cargo-zigbuild==0.24.0 ziglang==0.17.0"
-if [ "$(cat "$zig_venv/pins" 2>/dev/null)" != "$zig_pins" ]; then
+zig_pins=(cargo-zigbuild==0.24.0 ziglang==0.17.0)
+if [ "$(cat "$zig_venv/pins" 2>/dev/null)" != "${zig_pins[*]}" ]; then
     if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
         apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
     fi
     rm -rf "$zig_venv"
     if python3 -m venv "$zig_venv" >"$work/zig.log" 2>&1 &&
-        "$zig_venv/bin/pip" install --disable-pip-version-check -q $zig_pins >>"$work/zig.log" 2>&1; then
-        echo "$zig_pins" >"$zig_venv/pins"
+        "$zig_venv/bin/pip" install --disable-pip-version-check -q "${zig_pins[@]}" >>"$work/zig.log" 2>&1; then
+        echo "${zig_pins[*]}" >"$zig_venv/pins"
     else
-        fail "setup: pip install $zig_pins failed:"
+        setup_fail "pip install ${zig_pins[*]} failed:"
         tail -n 20 "$work/zig.log"
     fi
 fi
-step "cargo xtask bundle --all" env PATH="$zig_venv/bin:$PATH" cargo xtask bundle --all
+stage_check --show xtask-bundle-all "cargo xtask bundle --all" "cargo xtask bundle --all" \
+    env PATH="$zig_venv/bin:$PATH" cargo xtask bundle --all
 check_output all
 
 finish

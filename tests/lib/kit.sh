@@ -1,8 +1,9 @@
 # The kit of the CI stages that run outside programs (tests/clients,
-# tests/harnesses, tests/agents, tests/install), sourced by each run.sh so
-# that a stage says only which programs it installs and which drivers it
-# runs. The drivers' own kit is the Python package beside this file
-# (tests/lib/kit/), which starts and stops the fake for each test.
+# tests/conformance, tests/bundle, tests/install, tests/harnesses,
+# tests/agents), sourced by each run.sh so that a stage says only which
+# programs it installs and which drivers it runs. The drivers' own kit is
+# the Python package beside this file (tests/lib/kit/), which starts and
+# stops the fake for each test.
 #
 #   source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
 #   kit_stage NAME LABEL HEADLINE
@@ -18,29 +19,41 @@
 #   setup_npm                       $here/package-lock.json under the drift rule
 #   setup_agent_clis                Claude Code and Codex from tests/agents' lock
 #   stage_run NAME LIMIT_S [--isolated] COMMAND...
-#   stage_check NAME PASS_TEXT FAIL_TEXT COMMAND...
+#   stage_check [--show] [--drop REGEX] NAME PASS_TEXT FAIL_TEXT COMMAND...
 #   finish
 #
 # stage_run runs COMMAND (with --isolated: inside a network namespace that
 # holds only loopback, so that nothing a program tries to reach outside,
 # updates or telemetry, can leave the machine), shows and logs its output,
 # and adds its PASS/FAIL lines to the totals. A driver that exits non-zero
-# without reporting a failure (a crash, a timeout) counts as one failure. A
-# setup that fails counts as a failure too, never as a skip. `finish` prints
-# the closing `N passed, M failed` line and exits 0 only when M is 0.
+# without reporting a failure (a crash, a timeout), or that reports no check
+# at all, counts as one failure. A setup that fails counts as a failure too,
+# never as a skip. `finish` prints the closing `N passed, M failed` line and
+# exits 0 only when M is 0 and the stage counted at least one check.
 
 passed=0
 failed=0
 started=$SECONDS
 
+# How a stage makes a network namespace that holds only loopback: a root
+# shell makes one directly; anyone else inside a user namespace of its own,
+# where it is root (--map-root-user), so that `ip link set lo up` may run.
+if [ "$(id -u)" -eq 0 ]; then
+    loopback_unshare=(unshare -n)
+else
+    loopback_unshare=(unshare --map-root-user -n)
+fi
+
 note() { echo "== $*"; }
 
 setup_fail() {
     failed=$((failed + 1))
-    echo "FAIL setup $*"
+    echo "FAIL setup $*" | tee -a "${log:-/dev/null}"
 }
 
 finish() {
+    # A stage that counted nothing has shown nothing: that is no pass.
+    [ $((passed + failed)) -gt 0 ] || setup_fail "the $stage_label ran no check at all"
     echo "== $stage_label took $((SECONDS - started)) s (full log: ${log#"$root"/})"
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
@@ -81,7 +94,7 @@ stage_run() {
     local out="$work/$name.out" t0=$SECONDS rc
     if [ "$isolated" -eq 1 ]; then
         note "$name (inside unshare -n, loopback only)"
-        timeout --kill-after=10 "$limit" unshare -n -- bash -c 'ip link set lo up && exec "$@"' isolated "$@" \
+        timeout --kill-after=10 "$limit" "${loopback_unshare[@]}" -- bash -c 'ip link set lo up && exec "$@"' isolated "$@" \
             </dev/null >"$out" 2>"$work/$name.err"
     else
         note "$name"
@@ -95,27 +108,55 @@ stage_run() {
     f=$(grep -c '^FAIL ' "$out")
     passed=$((passed + p))
     failed=$((failed + f))
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        setup_fail "$name exited with status $rc without reporting a failure$([ "$rc" -eq 124 ] && echo " (timed out after $limit s)"); stderr:"
+    local timed_out=""
+    [ "$rc" -eq 124 ] && timed_out=" (timed out after $limit s)"
+    if [ $((p + f)) -eq 0 ]; then
+        # A driver that checked nothing proves nothing, whatever its status.
+        setup_fail "$name reported no checks (exit $rc$timed_out); stderr:"
+        tail -n 20 "$work/$name.err"
+    elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        setup_fail "$name exited with status $rc without reporting a failure$timed_out; stderr:"
         tail -n 20 "$work/$name.err"
     fi
     echo "-- $name: $p passed, $f failed, exit $rc, $((SECONDS - t0)) s"
 }
 
-# stage_check NAME PASS_TEXT FAIL_TEXT COMMAND...: one check of the stage's
-# own, run here: `PASS PASS_TEXT` when COMMAND exits 0, else `FAIL
-# FAIL_TEXT:` and the last lines of what it printed (kept in $work/NAME.out).
+# stage_check [--show] [--drop REGEX] NAME PASS_TEXT FAIL_TEXT COMMAND...:
+# one check of the stage's own, run here: `PASS PASS_TEXT` when COMMAND
+# exits 0, else `FAIL FAIL_TEXT (exit N):` and the last lines of what it
+# printed, leaving out the lines REGEX matches (noise that would bury the
+# error). With --show, all it printed is shown before the verdict, whatever
+# the outcome. What it printed is kept in $work/NAME.out and added to the
+# log with the verdict.
 stage_check() {
-    local name="$1" pass_text="$2" fail_text="$3"
+    local show=0 drop=""
+    while [ "$#" -gt 0 ]; do
+        case "$1" in
+        --show) show=1 ;;
+        --drop) drop="$2" && shift ;;
+        *) break ;;
+        esac
+        shift
+    done
+    local name="$1" pass_text="$2" fail_text="$3" out rc
     shift 3
+    out="$work/$name.out"
     note "$name"
-    if "$@" >"$work/$name.out" 2>&1; then
+    "$@" >"$out" 2>&1
+    rc=$?
+    cat "$out" >>"$log"
+    [ "$show" -eq 1 ] && cat "$out"
+    if [ "$rc" -eq 0 ]; then
         passed=$((passed + 1))
-        echo "PASS $pass_text"
+        echo "PASS $pass_text" | tee -a "$log"
     else
         failed=$((failed + 1))
-        echo "FAIL $fail_text:"
-        tail -n 30 "$work/$name.out"
+        if [ "$show" -eq 1 ]; then
+            echo "FAIL $fail_text (exit $rc)" | tee -a "$log"
+        else
+            echo "FAIL $fail_text (exit $rc):" | tee -a "$log"
+            if [ -n "$drop" ]; then grep -v -e "$drop" "$out"; else cat "$out"; fi | tail -n 30
+        fi
     fi
 }
 
@@ -169,20 +210,22 @@ setup_npm() {
 # install stage both run them), into target/agents/npm. Both ship their
 # native program as an optional package per platform and the install runs
 # no install script, so `claude` is this platform's native program itself.
-# Sets claude and codex, each empty when it is not installed.
+# Sets agent_clis (the folder), claude and codex, each empty when it is not
+# installed.
 setup_agent_clis() {
-    local into="$root/target/agents/npm"
-    npm_lock "$root/tests/agents" "$into"
-    claude=$(ls "$into"/node_modules/@anthropic-ai/claude-code-*/claude 2>/dev/null | head -n 1)
-    codex="$into/node_modules/.bin/codex"
+    agent_clis="$root/target/agents/npm"
+    npm_lock "$root/tests/agents" "$agent_clis"
+    claude=$(ls "$agent_clis"/node_modules/@anthropic-ai/claude-code-*/claude 2>/dev/null | head -n 1)
+    codex="$agent_clis/node_modules/.bin/codex"
     [ -x "$codex" ] || codex=""
 }
 
 # need_loopback_namespace [APT_PACKAGE_FOR_A_MISSING_NEED...]
 # Installs what a stage that runs programs inside `unshare -n` needs and is
 # missing (util-linux, iproute2, and any package the caller names), then
-# checks that a namespace holding only loopback can be made. A stage that
-# cannot make one ends here, counted as failed.
+# checks that a namespace holding only loopback can be made (as root, or
+# through a user namespace: loopback_unshare above). A stage that cannot
+# make one ends here, counted as failed.
 need_loopback_namespace() {
     local missing=("$@")
     command -v unshare >/dev/null || missing+=(util-linux)
@@ -197,8 +240,8 @@ need_loopback_namespace() {
     for tool in unshare ip; do
         command -v "$tool" >/dev/null || { setup_fail "$tool is not installed"; finish; }
     done
-    if ! unshare -n -- bash -c 'ip link set lo up' 2>"$work/unshare.err"; then
-        setup_fail "cannot make a loopback-only network namespace (unshare -n needs root):"
+    if ! "${loopback_unshare[@]}" -- bash -c 'ip link set lo up' 2>"$work/unshare.err"; then
+        setup_fail "cannot make a loopback-only network namespace with ${loopback_unshare[*]} (it needs root, or unprivileged user namespaces):"
         cat "$work/unshare.err"
         finish
     fi
