@@ -181,7 +181,8 @@ def claude_driver(label: str, exercise, homes: int = 2, options=("claude", "serv
     def with_claude(args, tally) -> None:
         with AnthropicStandin() as model, contextlib.ExitStack() as stack:
             claudes = [stack.enter_context(Claude(args.claude, model)) for _ in range(homes)]
-            if not tally.pinned("claude --version", CLAUDE_VERSION, claudes[0].run("--version").stdout):
+            if not tally.pinned("claude --version", CLAUDE_VERSION, claudes[0].run("--version").stdout,
+                                "first"):
                 return
             try:
                 exercise(*claudes, model, args, tally)

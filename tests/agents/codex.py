@@ -151,7 +151,7 @@ def main(args, tally) -> None:
 
 
 def exercise(codex: Codex, model: ResponsesStandin, args, tally: Tally) -> None:
-    if not tally.pinned("codex --version", CODEX_VERSION, codex.run("--version").stdout):
+    if not tally.pinned("codex --version", CODEX_VERSION, codex.run("--version").stdout, "last"):
         return
     with FakeBackend(args.fake) as fake:
         env = fake.server_env

@@ -272,4 +272,5 @@ async def every_mode(args, tally) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(run_driver("python", ("server", "fake", "calls"), every_mode, repeated=("mode",)))
+    sys.exit(run_driver("python", ("server", "fake", "calls"), every_mode, repeated=("mode",),
+                        choices={"mode": list(MODES)}))
