@@ -2,8 +2,7 @@
 shared by the agents stage's drivers and the install stage's. Standard library
 and the test kit (tests/lib/kit) only.
 
-Facts this relies on (Claude Code 2.1.332; docs/setup.md and
-../shared research notes say more):
+Facts this relies on (Claude Code 2.1.332; docs/setup.md says more):
 - `ANTHROPIC_BASE_URL` and any `ANTHROPIC_API_KEY` send its model requests
   to the stand-in; nothing needs a login;
 - `claude -p --output-format stream-json --verbose` prints every message,

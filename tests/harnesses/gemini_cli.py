@@ -25,6 +25,7 @@ Usage: gemini_cli.py --gemini BIN --server BIN --fake BIN
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 
@@ -131,7 +132,7 @@ def exercise(gemini: Gemini, model: GeminiStandin, args, tally) -> None:
     # The server runs behind a recorder that keeps what the CLI sent it.
     launcher = os.path.join(gemini.home, "resmon-mcp")
     with open(launcher, "w") as f:
-        f.write("#!/bin/sh\nexec " + " ".join(recorded(wire_log, [args.server])) + "\n")
+        f.write("#!/bin/sh\nexec " + shlex.join(recorded(wire_log, [args.server])) + "\n")
     os.chmod(launcher, 0o755)
 
     with FakeBackend(args.fake) as fake:
