@@ -32,15 +32,16 @@ import re
 import sys
 import threading
 
-from claude import Claude, Conversation, claude_driver
+from claude import claude_driver
 from kit.calls import first_call_per_tool
+from kit.claude import Claude, Conversation
 from kit.fake import FakeBackend, changes
 from kit.mcp import McpSession, Surface
 from kit.messages_api import AnthropicStandin
 from kit.reading import text_of
 from kit.record_stdin import recorded, sent
+from kit.registration import PREFIX
 from kit.tally import Tally, brief, one_line
-from registration import PREFIX
 
 
 class Prompts:

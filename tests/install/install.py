@@ -47,14 +47,14 @@ import sys
 import time
 import tomllib
 
-from claude import Claude
-from codex import Codex, output_json
+from kit.claude import Claude
+from kit.codex import Codex, output_json
 from kit.home import ScratchHome
 from kit.mcp import EXPECTED_TOOLS, McpSession, Surface
 from kit.messages_api import AnthropicStandin
 from kit.openai_api import ResponsesStandin
+from kit.registration import Registration
 from kit.tally import Tally, brief, run_driver
-from registration import Registration
 from registries import RUN_WITHIN_S, Home, PyPIServer, Verdaccio, link_tools
 
 HERE = os.path.dirname(os.path.abspath(__file__))
