@@ -471,7 +471,7 @@ def exercise(args, tally: Tally, timings: dict[str, float]) -> None:
         npm_checks(tally, args, make_home, args.version, timings)
         uv_checks(tally, make_home, args.version, timings)
         with make_home("surface") as home:
-            always = set(Surface(NPX, home.env, home.project).always)
+            always = set(Surface(NPX, home.env, home.project, within_s=RUN_WITHIN_S).always)
         first_run_checks(tally, args, make_home, always, launches, [w for w in lines if w[0] == "claude"],
                          timings)
         codex_checks(tally, args, make_home, [w for w in lines if w[0] == "codex"])
