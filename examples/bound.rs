@@ -21,7 +21,7 @@
 //! two requests or more runs out in its second); and the first three during
 //! discovery (the health request of a session's first call).
 
-// The calls, without the list of writes this example has no use for.
+// The calls, without the list of writes and the invalid calls this example has no use for.
 #[path = "../tests/it/calls.rs"]
 #[allow(dead_code)]
 mod calls;

@@ -27,7 +27,9 @@
 //! reach output (docs/contract-notes.md 5). Prints each difference; exits 1
 //! when there is one, 0 when every case printed the same.
 
+// The calls and the writes, without the invalid calls the clients make.
 #[path = "../tests/it/calls.rs"]
+#[allow(dead_code)]
 mod calls;
 #[path = "../tests/support/fake_backend.rs"]
 mod fake_backend;

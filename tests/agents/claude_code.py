@@ -35,14 +35,15 @@ import os
 import re
 import sys
 
-from claude import Claude, claude_driver, deferred_names, sent_tools, system_text
+from claude import claude_driver, deferred_names, sent_tools, system_text
 from kit.calls import first_call_per_tool
+from kit.claude import Claude
 from kit.fake import FakeBackend, StoppedResmon, changes
 from kit.mcp import ERROR_SENTENCE, EXPECTED_READS, EXPECTED_TOOLS, EXPECTED_WRITES, NOT_RUNNING, Surface
 from kit.messages_api import AnthropicStandin
 from kit.reading import text_of
+from kit.registration import PREFIX, Registration, check_output
 from kit.tally import Tally, brief, one_line
-from registration import PREFIX, Registration, check_output
 
 BUDGET_BYTES = 4096
 # The question whose route (in the server's instructions, from the route

@@ -32,15 +32,16 @@ import re
 import sys
 import threading
 
-from claude import Claude, Conversation, claude_driver
+from claude import claude_driver
 from kit.calls import first_call_per_tool
+from kit.claude import Claude, Conversation
 from kit.fake import FakeBackend, changes
 from kit.mcp import McpSession, Surface
 from kit.messages_api import AnthropicStandin
 from kit.reading import text_of
 from kit.record_stdin import recorded, sent
+from kit.registration import PREFIX
 from kit.tally import Tally, brief, one_line
-from registration import PREFIX
 
 
 class Prompts:
@@ -76,10 +77,15 @@ def register(claude: Claude, server: str, env: dict) -> str:
     return log
 
 
+def forget(log: str) -> None:
+    """Empties the recorder's log (it appends), so that what is read next was sent after this."""
+    open(log, "w").close()
+
+
 def sent_to_server(log: str, method: str) -> list[dict]:
     """The params of every `method` request the recorder saw, then forgets them."""
     messages = sent(log, method)
-    open(log, "w").close()
+    forget(log)
     return [{key: value for key, value in (m.get("params") or {}).items() if key != "_meta"} for m in messages]
 
 
@@ -132,7 +138,7 @@ def exercise(claude: Claude, readonly: Claude, model: AnthropicStandin, args, ta
                                    "max_results": 10})]] if deferred else []) + [batch]
         model.script(text, turns)
         before = reached_resmon()
-        sent_to_server(log, "prompts/get")
+        forget(log)
         # Headless Claude Code runs only the tools it was told it may: the reads.
         talk = claude.type_line(f"/mcp__resmon__paper {doc_id}", "--allowedTools",
                            ",".join(PREFIX + name for name in surface.reads))

@@ -29,12 +29,13 @@ import json
 import os
 import sys
 
-from claude import Claude, claude_driver, references
+from claude import claude_driver, references
+from kit.claude import Claude
 from kit.fake import FakeBackend
 from kit.mcp import Surface
 from kit.messages_api import AnthropicStandin
+from kit.registration import PREFIX, Registration, check_output
 from kit.tally import Tally
-from registration import PREFIX, Registration, check_output
 
 FOUND_AT_LEAST = 95.0
 MAX_RESULTS = 5

@@ -4,8 +4,11 @@
 // and `getMcpConfigForManifest` to turn the manifest and the person's
 // settings into a command line. That command, those arguments and that
 // environment are then spawned exactly, against the fake resmon backend.
+// The write tools it expects (listed, or left out when read_only is on) are
+// tests/it/calls.rs's, read from the calls.json tests/clients/dump_calls.rs
+// writes, not the server's own marking.
 //
-//   node launch.mjs --bundle FILE.mcpb --fake FAKE_BACKEND --work DIR
+//   node launch.mjs --bundle FILE.mcpb --fake FAKE_BACKEND --work DIR --calls calls.json
 //
 // Prints PASS/FAIL lines (tests/bundle/run.sh counts them); exit 1 on any FAIL.
 
@@ -19,13 +22,14 @@ const ANSWER_WITHIN_MS = 15000;
 
 const options = {};
 for (let i = 2; i < process.argv.length; i += 2) options[process.argv[i].replace(/^--/, "")] = process.argv[i + 1];
-for (const key of ["bundle", "fake", "work"]) {
+for (const key of ["bundle", "fake", "work", "calls"]) {
   if (!options[key]) {
     console.log(`FAIL bundle launch: missing --${key}`);
     process.exit(1);
   }
 }
 const label = options.bundle.split(sep).pop();
+const WRITE_TOOLS = JSON.parse(readFileSync(options.calls, "utf8")).write_tools;
 let failed = 0;
 function check(ok, what, why) {
   if (ok) console.log(`PASS ${label} ${what}`);
@@ -160,12 +164,18 @@ async function launch(config, home, readOnly, state, version) {
     const names = tools.map((tool) => tool.name);
     const want = readOnly ? 18 : 25;
     check(names.length === want, `${state}: tools/list offers ${want} tools`, `got ${names.length}: ${names}`);
-    // The writes are the tools not marked read-only (tests/it holds them to contract 1.0's list).
-    const writesListed = tools.filter((tool) => tool.annotations?.readOnlyHint !== true).map((tool) => tool.name);
+    // The writes by name, and the tools not marked read-only must be exactly those listed.
+    const writesListed = names.filter((name) => WRITE_TOOLS.includes(name));
     check(
-      readOnly ? writesListed.length === 0 : writesListed.length === 7,
+      WRITE_TOOLS.length === 7 && writesListed.length === (readOnly ? 0 : 7),
       `${state}: ${readOnly ? "no" : "all 7"} write tools listed`,
-      writesListed,
+      `listed ${writesListed} of ${WRITE_TOOLS}`,
+    );
+    const unmarked = tools.filter((tool) => tool.annotations?.readOnlyHint !== true).map((tool) => tool.name);
+    check(
+      JSON.stringify([...unmarked].sort()) === JSON.stringify([...writesListed].sort()),
+      `${state}: the tools not marked readOnlyHint: true are exactly the writes listed`,
+      `not marked ${unmarked}; writes listed ${writesListed}`,
     );
     const health = await mcp.request("tools/call", { name: "health", arguments: {} });
     check(

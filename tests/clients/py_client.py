@@ -5,7 +5,7 @@ For each mode, against a fresh fake backend (write tools change its state):
 connect with only RESMON_PORT_FILE and RESMON_STATE_DIR in the client's env,
 assert the negotiated protocol version, list the tools (25), call every
 valid call of tests/it/calls.rs (so every tool at least once), list and get
-every prompt, and make the invalid calls of kit.calls.INVALID_CALLS.
+every prompt, and make the invalid calls of calls.rs (kit.calls.invalid_calls).
 
 The SDK itself rejects a tools/list whose schemas it cannot accept
 (pydantic), checks every result against the negotiated version's shapes,
@@ -25,7 +25,7 @@ import jsonschema
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from kit.calls import INVALID_CALLS, load_calls, with_runtime_id
+from kit.calls import invalid_calls, load_calls, with_runtime_id
 from kit.fake import FakeBackend
 from kit.mcp import EXPECTED_TOOLS
 from kit.tally import run_driver
@@ -89,14 +89,14 @@ async def run_mode(mode: str, args, calls, placeholder: str, tally) -> None:
         params = StdioServerParameters(command=args.server, args=[], env=dict(fake.env))
         try:
             async with Client(params, mode=mode, read_timeout_seconds=CALL_TIMEOUT_S) as client:
-                await exercise(client, mode, MODES[mode], tally, calls, placeholder)
+                await exercise(client, mode, MODES[mode], tally, calls, placeholder, invalid_calls(args.calls))
         except Exception as e:  # noqa: BLE001 - any failure of the client is the finding
             tally.fail("session", f"{type(e).__name__}: {e}")
     print(f"# python[{mode}]: {tally.passed - before[0]} passed, {tally.failed - before[1]} failed in "
           f"{time.monotonic() - started:.2f} s", flush=True)
 
 
-async def exercise(client, mode, want_version, tally, calls, placeholder):
+async def exercise(client, mode, want_version, tally, calls, placeholder, invalid):
     session = client.session
     negotiated = session.protocol_version
     if mode == "legacy":
@@ -151,7 +151,7 @@ async def exercise(client, mode, want_version, tally, calls, placeholder):
                 bad.append(f"{tool.name}.{label}: {e.message}")
     tally.check(not bad, "every input and output schema is a valid JSON Schema", "; ".join(bad))
 
-    called = {c["tool"] for c in calls} | {c[0] for c in INVALID_CALLS}
+    called = {c["tool"] for c in calls} | {c[0] for c in invalid}
     tally.check(set(names) <= called, "every listed tool is in the call list",
                 f"never called: {sorted(set(names) - called)}")
     tally.check(called <= set(names), "every called tool is listed", f"not listed: {sorted(called - set(names))}")
@@ -191,7 +191,7 @@ async def exercise(client, mode, want_version, tally, calls, placeholder):
 
     await exercise_prompts(client, mode, want_version, tally)
 
-    for tool, arguments, argument in INVALID_CALLS:
+    for tool, arguments, argument in invalid:
         what = f"invalid call {tool} {json.dumps(arguments, separators=(',', ':'))}"
         try:
             result = await client.call_tool(tool, arguments)
@@ -272,4 +272,5 @@ async def every_mode(args, tally) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(run_driver("python", ("server", "fake", "calls"), every_mode, repeated=("mode",)))
+    sys.exit(run_driver("python", ("server", "fake", "calls"), every_mode, repeated=("mode",),
+                        choices={"mode": list(MODES)}))

@@ -4,7 +4,7 @@
 // Starts the fake backend, connects over stdio with only RESMON_PORT_FILE and
 // RESMON_STATE_DIR in the transport's env, checks the negotiated version
 // (SDK 1.x speaks the handshake era only: 2025-11-25), lists the tools (25),
-// makes every valid call of tests/it/calls.rs and the invalid calls below,
+// makes every valid call and every invalid call of tests/it/calls.rs (calls.json),
 // and lists and gets every prompt. SDK 1.x has no 2026-07-28 era, so the
 // prompts are then listed and got again through the v2 client package,
 // @modelcontextprotocol/client 2.3.1 (pinned by the same lock, which the
@@ -31,15 +31,6 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 const SDK_VERSION = "1.32.2";
 const EXPECTED_VERSION = "2025-11-25";
 const EXPECTED_TOOLS = 25;
-// Same list as tests/lib/kit/calls.py's INVALID_CALLS: (tool, arguments, the argument named).
-const INVALID_CALLS = [
-  ["search_corpus", { query: "graph attention", limit: 0 }, "limit"],
-  ["get_routine", { routine_id: "seven" }, "routine_id"],
-  ["get_analytics", { view: "nonsense" }, "view"],
-  ["health", { expected_runtime_id: "not-a-uuid" }, "expected_runtime_id"],
-  ["run_routine", {}, "routine_id"],
-  ["get_execution", { exec_id: 115, surplus: true }, "surplus"],
-];
 const CLIENT_V2_VERSION = "2.3.1";
 const STATELESS_VERSION = "2026-07-28";
 const EXPECTED_PROMPTS = ["recent", "checkup", "person", "paper", "export", "watch"];
@@ -230,7 +221,10 @@ async function main() {
     return 1;
   }
   console.log(`# TypeScript SDK @modelcontextprotocol/sdk ${installed}, node ${process.version}`);
-  const { calls, runtime_id_placeholder: placeholder } = JSON.parse(readFileSync(args.calls, "utf8"));
+  // The invalid calls are [tool, arguments, the argument the refusal names].
+  const { calls, runtime_id_placeholder: placeholder, invalid_calls: invalidCalls } = JSON.parse(
+    readFileSync(args.calls, "utf8"),
+  );
   const started = Date.now();
   const fake = await startFake(args.fake);
   let client;
@@ -293,7 +287,7 @@ async function main() {
 
     await exercisePrompts(client);
 
-    for (const [tool, callArgs, argument] of INVALID_CALLS) {
+    for (const [tool, callArgs, argument] of invalidCalls) {
       const what = `invalid call ${tool} ${JSON.stringify(callArgs)}`;
       try {
         const result = await client.callTool({ name: tool, arguments: callArgs });

@@ -17,21 +17,25 @@ Checks, each a PASS or FAIL line:
   complaint of the CLI's;
 - headless without trust, no resmon tool is offered; with the read-only
   policy rule of docs/setup.md, exactly the 18 read tools (readOnlyHint in
-  the server's tools/list) are;
+  the server's tools/list) are, and none of the seven writes that
+  tests/it/calls.rs names (so a write the server wrongly marks read-only
+  fails here);
 - in a folder that is not trusted the server is Disabled.
 
-Usage: gemini_cli.py --gemini BIN --server BIN --fake BIN
+Usage: gemini_cli.py --gemini BIN --server BIN --fake BIN --calls calls.json
 """
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 
+from kit.calls import write_tools
 from kit.fake import FakeBackend, StoppedResmon
 from kit.gemini_api import GeminiStandin
 from kit.home import ScratchHome
-from kit.mcp import EXPECTED_READS, EXPECTED_TOOLS, NOT_RUNNING, Surface
+from kit.mcp import EXPECTED_READS, EXPECTED_TOOLS, EXPECTED_WRITES, NOT_RUNNING, Surface
 from kit.record_stdin import recorded, sent
 from kit.script import one_per_turn, saw
 from kit.tally import brief, run_driver
@@ -131,7 +135,7 @@ def exercise(gemini: Gemini, model: GeminiStandin, args, tally) -> None:
     # The server runs behind a recorder that keeps what the CLI sent it.
     launcher = os.path.join(gemini.home, "resmon-mcp")
     with open(launcher, "w") as f:
-        f.write("#!/bin/sh\nexec " + " ".join(recorded(wire_log, [args.server])) + "\n")
+        f.write("#!/bin/sh\nexec " + shlex.join(recorded(wire_log, [args.server])) + "\n")
     os.chmod(launcher, 0o755)
 
     with FakeBackend(args.fake) as fake:
@@ -228,11 +232,14 @@ def exercise(gemini: Gemini, model: GeminiStandin, args, tally) -> None:
         run, response = gemini.prompt("CALL mcp_resmon_health {}")
         offered = set(last_offer(model))
         reads = {f"mcp_resmon_{name}" for name in surface.reads}
+        writes = {f"mcp_resmon_{name}" for name in write_tools(args.calls)}
         health = untrusted_json(output_of((saw(response) or [{}])[0]))
-        tally.check(len(reads) == EXPECTED_READS and offered == reads
-                    and isinstance(health, dict) and health.get("status") == "ok",
-                    f"the readOnlyHint policy rule offers exactly the {EXPECTED_READS} read tools, and they run",
-                    f"offered {len(offered)}: {sorted(offered)}; response {brief(response)}")
+        tally.check(len(reads) == EXPECTED_READS and offered == reads and len(writes) == EXPECTED_WRITES
+                    and not offered & writes and isinstance(health, dict) and health.get("status") == "ok",
+                    f"the readOnlyHint policy rule offers exactly the {EXPECTED_READS} read tools, none of the "
+                    f"{EXPECTED_WRITES} writes, and they run",
+                    f"offered {len(offered)}: {sorted(offered)}; writes among them {sorted(offered & writes)}; "
+                    f"response {brief(response)}")
         os.remove(os.path.join(policies, "resmon.toml"))
 
     # resmon stopped, its port file and token left behind as after a crash.
@@ -257,4 +264,4 @@ def exercise(gemini: Gemini, model: GeminiStandin, args, tally) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(run_driver("gemini-cli", ("gemini", "server", "fake"), main))
+    sys.exit(run_driver("gemini-cli", ("gemini", "server", "fake", "calls"), main))

@@ -47,14 +47,14 @@ import sys
 import time
 import tomllib
 
-from claude import Claude
-from codex import Codex, output_json
+from kit.claude import Claude
+from kit.codex import Codex, output_json
 from kit.home import ScratchHome
 from kit.mcp import EXPECTED_TOOLS, McpSession, Surface
 from kit.messages_api import AnthropicStandin
 from kit.openai_api import ResponsesStandin
+from kit.registration import Registration
 from kit.tally import Tally, brief, run_driver
-from registration import Registration
 from registries import RUN_WITHIN_S, Home, PyPIServer, Verdaccio, link_tools
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -471,7 +471,7 @@ def exercise(args, tally: Tally, timings: dict[str, float]) -> None:
         npm_checks(tally, args, make_home, args.version, timings)
         uv_checks(tally, make_home, args.version, timings)
         with make_home("surface") as home:
-            always = set(Surface(NPX, home.env, home.project).always)
+            always = set(Surface(NPX, home.env, home.project, within_s=RUN_WITHIN_S).always)
         first_run_checks(tally, args, make_home, always, launches, [w for w in lines if w[0] == "claude"],
                          timings)
         codex_checks(tally, args, make_home, [w for w in lines if w[0] == "codex"])

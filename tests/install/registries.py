@@ -140,7 +140,7 @@ class Home:
                  scratch: ScratchHome | None = None):
         scratch = scratch or ScratchHome(f"home-{label}-", parent=work)
         self.home, self.project = scratch.home, scratch.project
-        self.env = {"PATH": path_without_rust(bin_dir), "HOME": self.home, "TERM": "dumb", "NO_COLOR": "1"}
+        self.env = scratch.person_env(path_without_rust(bin_dir))
         scratch.env.update(self.env)
         self.scratch = scratch
         with open(os.path.join(self.home, ".npmrc"), "w") as f:

@@ -39,8 +39,6 @@ set -uo pipefail
 # shellcheck source=../lib/kit.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
 kit_stage install "install stage" "install stage: npx, uvx and cargo install through loopback registries"
-# install.py runs Claude Code and Codex as the agents stage's drivers do.
-export PYTHONPATH="$PYTHONPATH:$root/tests/agents"
 need_loopback_namespace
 need_tools cargo rustc python3 node npm npx timeout
 

@@ -15,7 +15,8 @@ that a ShellCheck that checks nothing cannot pass.
 
     python3 workflow_scripts.py --shellcheck PATH WORKFLOW.yml
 
-Prints `PASS ...` or `FAIL ...` per workflow; exits 1 on any FAIL.
+Prints `PASS ...` or `FAIL ...` (the kit's Tally) for the self-check and
+each workflow, a failure's findings below it; exits 1 on any FAIL.
 """
 
 import argparse
@@ -26,6 +27,8 @@ import tempfile
 from pathlib import Path
 
 from ruamel.yaml import YAML
+
+from kit.tally import Tally
 
 # actionlint's own list: SC1091 (a sourced file not followed), SC2194 and
 # SC2050 (a constant word or expression, which a replaced expression makes),
@@ -87,28 +90,22 @@ def main():
     parser.add_argument("--shellcheck", required=True)
     parser.add_argument("workflows", nargs="+")
     args = parser.parse_args()
-    failed = False
+    tally = Tally("install")
     with tempfile.TemporaryDirectory() as scratch:
         caught = check(args.shellcheck, BROKEN, scratch)
-        if any("SC2045" in finding and "SC2086" in finding for finding in caught):
-            print("PASS install shellcheck reports a broken `run:` script (the self-check)")
-        else:
-            failed = True
-            print("FAIL install shellcheck did not report the self-check's broken `run:` script:")
+        if not tally.check(any("SC2045" in finding and "SC2086" in finding for finding in caught),
+                           "shellcheck reports a broken `run:` script (the self-check)",
+                           "it did not report the self-check's broken `run:` script (below)"):
             print("\n".join(caught) or "(nothing reported)")
         for workflow in args.workflows:
-            findings = check(args.shellcheck, Path(workflow).read_text(), scratch)
-            count = len(scripts(Path(workflow).read_text()))
-            if findings:
-                failed = True
-                print(f"FAIL install shellcheck finds problems in the `run:` scripts of {workflow}:")
+            text = Path(workflow).read_text()
+            findings = check(args.shellcheck, text, scratch)
+            count = len(scripts(text))
+            if not tally.check(count and not findings,
+                               f"shellcheck finds nothing in the {count} `run:` scripts of {workflow}",
+                               "it finds problems (below)" if findings else "the workflow has no `run:` script"):
                 print("\n".join(findings))
-            elif count == 0:
-                failed = True
-                print(f"FAIL install {workflow} has no `run:` script to check")
-            else:
-                print(f"PASS install shellcheck finds nothing in the {count} `run:` scripts of {workflow}")
-    sys.exit(1 if failed else 0)
+    sys.exit(1 if tally.failed else 0)
 
 
 if __name__ == "__main__":

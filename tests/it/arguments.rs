@@ -6,6 +6,7 @@
 
 use serde_json::{Value, json};
 
+use crate::calls::invalid_calls;
 use crate::harness::{
     Fake, Launch, Session, cli_call, connected, env_for, error_payload, printed_answer, run_cli, start_fake,
     tool_error,
@@ -115,6 +116,20 @@ fn an_integer_out_of_its_range_or_fractional_is_refused_with_its_true_reason_and
         if !needles[0].starts_with("not a fractional") {
             assert!(!message.contains("fractional"), "{tool} {arguments}: {message}");
         }
+        assert!(sent(&fake).is_empty(), "{tool} {arguments} was refused but sent {:?}", sent(&fake));
+    }
+}
+
+#[test]
+fn the_invalid_calls_every_client_makes_are_refused_naming_their_argument_and_send_nothing() {
+    // The client stages expect these refusals through each client (via
+    // tests/clients/dump_calls.rs); here the list is held to the server.
+    let (fake, mut session) = connected();
+    for (tool, arguments, argument) in invalid_calls() {
+        fake.clear_requests();
+        let error = tool_error(&session.call(tool, arguments.clone()));
+        let named = (error["error"].as_str(), error["detail"]["argument"].as_str());
+        assert_eq!(named, (Some("invalid_argument"), Some(argument)), "{tool} {arguments}: {error}");
         assert!(sent(&fake).is_empty(), "{tool} {arguments} was refused but sent {:?}", sent(&fake));
     }
 }

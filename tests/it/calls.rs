@@ -17,6 +17,21 @@ pub const WRITE_TOOLS: [&str; 7] = [
     "update_settings",
 ];
 
+/// Calls the server refuses before it sends resmon anything, each with the
+/// argument its refusal names: (tool, arguments, `detail.argument`). The
+/// client stages make them through each client (via dump_calls.rs), and
+/// tests/it/arguments.rs holds the server to them.
+pub fn invalid_calls() -> Vec<(&'static str, Value, &'static str)> {
+    vec![
+        ("search_corpus", json!({"query": "graph attention", "limit": 0}), "limit"),
+        ("get_routine", json!({"routine_id": "seven"}), "routine_id"),
+        ("get_analytics", json!({"view": "nonsense"}), "view"),
+        ("health", json!({"expected_runtime_id": "not-a-uuid"}), "expected_runtime_id"),
+        ("run_routine", json!({}), "routine_id"),
+        ("get_execution", json!({"exec_id": 115, "surplus": true}), "surplus"),
+    ]
+}
+
 /// (tool, arguments) pairs; `runtime_id` is the fake's, for the pinned branch.
 pub fn every_branch(runtime_id: &str) -> Vec<(&'static str, Value)> {
     let mut calls = vec![

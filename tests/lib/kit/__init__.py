@@ -1,8 +1,10 @@
 """The kit every driver of an outside program uses (tests/clients,
 tests/harnesses, tests/agents, tests/install), so that a driver keeps only
 what is its own program's: how to register the server with it and how to
-read what it prints. Standard library only, so that a driver run by a
-venv's Python (the Agents SDK's) imports it too.
+read what it prints; where two stages drive the same program (Claude Code
+and Codex, in the agents and the install stage), that program's home is
+here too. Standard library only, so that a driver run by a venv's Python
+(the Agents SDK's) imports it too.
 
 - `tally`: PASS and FAIL lines, and a driver's main with its closing line;
 - `fake`: the fake resmon started and stopped, and a resmon that is gone or
@@ -16,6 +18,10 @@ venv's Python (the Agents SDK's) imports it too.
   Gemini) that follow a script, so that a harness's own loop makes the MCP
   calls, and report what the model was shown;
 - `reading`: a tool result read the way a model reads it;
+- `claude` and `codex`: Claude Code and Codex run from a scratch HOME
+  against their model stand-ins, and what a run printed read back;
+- `registration`: what `--check --for <harness>` prints for them, read
+  back as a person reads it to paste it;
 - `record_stdin.py` (run, not imported): the server wrapped so that a test
   can read what a harness sent it.
 

@@ -1,27 +1,32 @@
-"""The calls every driver makes: tests/it/calls.rs's valid calls, the one
-list for every stage (dumped to JSON by tests/clients/dump_calls.rs, which
-kit.sh's `kit_build calls` runs), and the calls the server must refuse."""
+"""What every driver calls and expects, from tests/it/calls.rs, the one list
+for every stage (dumped to calls.json by tests/clients/dump_calls.rs, which
+kit.sh's `kit_build calls` runs): the valid calls, the calls the server
+must refuse, and the write tools."""
 
 import json
 
-# Calls the server must refuse before sending anything, with the argument it
-# must name: (tool, arguments, detail.argument). tests/clients/ts_client.mjs
-# keeps the same list.
-INVALID_CALLS = [
-    ("search_corpus", {"query": "graph attention", "limit": 0}, "limit"),
-    ("get_routine", {"routine_id": "seven"}, "routine_id"),
-    ("get_analytics", {"view": "nonsense"}, "view"),
-    ("health", {"expected_runtime_id": "not-a-uuid"}, "expected_runtime_id"),
-    ("run_routine", {}, "routine_id"),
-    ("get_execution", {"exec_id": 115, "surplus": True}, "surplus"),
-]
+
+def _dumped(path: str) -> dict:
+    with open(path) as f:
+        return json.load(f)
 
 
 def load_calls(path: str) -> tuple[list[dict], str]:
     """The valid calls in calls.rs's order, with the runtime id's placeholder left in; and the placeholder."""
-    with open(path) as f:
-        data = json.load(f)
+    data = _dumped(path)
     return data["calls"], data["runtime_id_placeholder"]
+
+
+def invalid_calls(path: str) -> list[tuple[str, dict, str]]:
+    """Calls the server must refuse before sending anything, with the
+    argument it must name: (tool, arguments, detail.argument)."""
+    return [(tool, arguments, argument) for tool, arguments, argument in _dumped(path)["invalid_calls"]]
+
+
+def write_tools(path: str) -> list[str]:
+    """The seven write tools of contract 1.0, as calls.rs writes them out
+    (not as the server under test marks them)."""
+    return _dumped(path)["write_tools"]
 
 
 def with_runtime_id(value, placeholder: str, runtime_id: str):

@@ -25,8 +25,13 @@ class ScratchHome:
         self.home = tempfile.mkdtemp(prefix=prefix, dir=parent)
         self.project = os.path.join(self.home, "project")
         os.makedirs(self.project)
-        self.env = {"PATH": path or os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.home, "TERM": "dumb",
-                    "NO_COLOR": "1", **(extra or {})}
+        self.env = {**self.person_env(path), **(extra or {})}
+
+    def person_env(self, path: str | None = None) -> dict:
+        """What a person's shell in this home holds: PATH (`path`, or the
+        caller's), HOME, TERM=dumb and NO_COLOR; no program's own setting."""
+        return {"PATH": path or os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.home, "TERM": "dumb",
+                "NO_COLOR": "1"}
 
     def command(self, argv: list[str], env: dict | None = None, cwd: str | None = None,
                 timeout: float | None = None) -> subprocess.CompletedProcess:

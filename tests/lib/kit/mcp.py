@@ -20,6 +20,8 @@ NOT_RUNNING = ("backend_unavailable: resmon is not running on the port this serv
                "start the resmon app, then call again.")
 # An error result opens with the sentence `<code>: <message>`.
 ERROR_SENTENCE = re.compile(r"^[a-z_]+: \S")
+# How long a session with a built server may last; far above what it takes.
+SESSION_WITHIN_S = 20
 
 
 class McpSession:
@@ -27,7 +29,7 @@ class McpSession:
     JSON-RPC line each way; killed when it outlives `within_s`. `started`
     is when it was started, `instructions` what it answered initialize with."""
 
-    def __init__(self, argv: list[str], env: dict, cwd: str | None = None, within_s: float = 20):
+    def __init__(self, argv: list[str], env: dict, cwd: str | None = None, within_s: float = SESSION_WITHIN_S):
         self.started = time.monotonic()
         self.stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
@@ -94,10 +96,11 @@ class McpSession:
 class Surface:
     """The server's tools/list, instructions and runtime id (from health),
     read once: `names`, the `reads` (readOnlyHint true), the `writes`, and
-    the tools `always` loaded up front."""
+    the tools `always` loaded up front. `within_s` is the session's hang
+    guard (a launcher that fetches the server first wants more)."""
 
-    def __init__(self, argv: list[str], env: dict, cwd: str | None = None):
-        session = McpSession(argv, env, cwd)
+    def __init__(self, argv: list[str], env: dict, cwd: str | None = None, within_s: float = SESSION_WITHIN_S):
+        session = McpSession(argv, env, cwd, within_s)
         try:
             self.instructions = session.instructions
             self.tools = session.tools()

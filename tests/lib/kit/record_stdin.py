@@ -23,19 +23,31 @@ def recorded(log: str, argv: list[str]) -> list[str]:
     return [sys.executable, os.path.abspath(__file__), log, "--", *argv]
 
 
+class UnreadableLog(RuntimeError):
+    """The log cannot say what the server was sent: it is missing (the
+    recorder, which makes it as it starts, never ran), cannot be read, or
+    holds a line that is not a JSON-RPC message."""
+
+
 def sent(log: str, method: str | None = None) -> list[dict]:
-    """The messages the log holds (only those of `method`, when given), oldest first."""
+    """The messages the log holds (only those of `method`, when given),
+    oldest first. Raises UnreadableLog rather than answer "nothing" for a
+    log it cannot read: a driver's crash is a FAIL, an empty list may pass."""
     try:
         with open(log) as f:
             lines = f.readlines()
-    except OSError:
-        return []
+    except OSError as e:
+        raise UnreadableLog(f"the recorder's log {log} cannot be read: {e}") from e
     messages = []
-    for line in lines:
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
         try:
             message = json.loads(line)
         except ValueError:
-            continue
+            message = None
+        if not isinstance(message, dict):
+            raise UnreadableLog(f"line {number} of the recorder's log {log} is not a JSON-RPC message: {line[:200]!r}")
         if method is None or message.get("method") == method:
             messages.append(message)
     return messages

@@ -32,10 +32,16 @@ class Tally:
             self.fail(what, why)
         return bool(condition)
 
-    def pinned(self, what: str, want: str, got: str) -> bool:
+    def pinned(self, what: str, want: str, got: str, where: str = "exact") -> bool:
         """A check that the program under test is the version the test is
-        written for: `want` is one of the words `got` holds."""
-        return self.check(want in got.split(), f"{what} is {want}", f"got {got!r}: the test is written for {want}")
+        written for: `want` is where the program puts its version in what
+        it printed (`got`), and nowhere else will do: all of it (`exact`,
+        blanks around it aside), its `first` word or its `last` word. A
+        version named elsewhere (a dependency's, a newer one offered) is
+        not the program's."""
+        words = got.split() or [""]
+        found = {"exact": got.strip(), "first": words[0], "last": words[-1]}[where]
+        return self.check(found == want, f"{what} is {want}", f"got {got!r}: the test is written for {want}")
 
 
 def brief(value, limit: int = 1500) -> str:
@@ -49,17 +55,21 @@ def one_line(text, limit: int = 300) -> str:
     return brief(" ".join(str(text).split()), limit)
 
 
-def run_driver(label: str, options, exercise, repeated=()) -> int:
+def run_driver(label: str, options, exercise, repeated=(), choices: dict | None = None) -> int:
     """A driver's main: parses `--<name> VALUE` for each of `options` (all
     required) and of `repeated` (each given any number of times, a list),
+    a value outside `choices[name]` (where given) being a usage error;
     runs `exercise(args, tally)` (awaited when it is a coroutine function),
-    counts a crash as a failure, prints the closing line and returns the
-    exit status: 0 only when nothing failed."""
+    counts a crash as a failure, and a run that checked nothing too (a
+    driver that returns early before its first check would otherwise pass);
+    prints the closing line and returns the exit status: 0 only when
+    something was checked and nothing failed."""
+    choices = choices or {}
     parser = argparse.ArgumentParser()
     for name in options:
-        parser.add_argument(f"--{name}", required=True)
+        parser.add_argument(f"--{name}", required=True, choices=choices.get(name))
     for name in repeated:
-        parser.add_argument(f"--{name}", action="append", default=[])
+        parser.add_argument(f"--{name}", action="append", default=[], choices=choices.get(name))
     args = parser.parse_args()
     tally = Tally(label)
     started = time.monotonic()
@@ -69,6 +79,8 @@ def run_driver(label: str, options, exercise, repeated=()) -> int:
             asyncio.run(outcome)
     except Exception as e:  # noqa: BLE001 - a crash of the driver is a failure, never a skip
         tally.fail("driver", f"{type(e).__name__}: {e}")
+    if tally.passed + tally.failed == 0:
+        tally.fail("driver", "reported no checks")
     print(f"# {label}: {tally.passed} passed, {tally.failed} failed in {time.monotonic() - started:.1f} s",
           flush=True)
     return 0 if tally.failed == 0 else 1

@@ -1,6 +1,6 @@
 """What `--check --for <harness>` prints for Claude Code and Codex, read
-back as a person reads it to paste it: shared by the agents' drivers and
-the install stage's (tests/install/install.py). Standard library only.
+back as a person reads it to paste it: shared by the agents stage's
+drivers and the install stage's. Standard library only.
 """
 
 import json
