@@ -30,9 +30,9 @@ pub use routes::{ROUTES, Route, named_tools};
 // The readings of a text by the route table: the unit tests' tools.
 #[cfg(test)]
 pub(crate) use routes::{clause_tools, route_is_offered, routed_tools, snake_case_words, words};
-use texts::{checkup, export, paper, person, recent, watch};
 pub(crate) use texts::sample_text;
 pub use texts::template_text;
+use texts::{checkup, export, paper, person, recent, watch};
 
 /// What an argument may hold, and how its value is written into the text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

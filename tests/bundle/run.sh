@@ -28,7 +28,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
 # Not target/bundle: that is where cargo xtask bundle writes.
 kit_stage bundle-test "bundle stage" "bundle stage: the bundles built, then launched by the official mcpb code"
-need_tools cargo node npm python3 timeout
+need_tools cargo rustc node npm python3 timeout
 
 # Shown whatever the outcome, as each says what it built or found.
 stage_check --show xtask-test "xtask unit tests" "xtask unit tests" cargo test --locked --package xtask --quiet
@@ -45,6 +45,8 @@ stage_check --show mcpb-validate "mcpb validate bundle/manifest.json (the templa
 
 stage_check --show build-fake "cargo build --example fake-backend" "cargo build --example fake-backend" \
     cargo build --locked --quiet --example fake-backend
+# The write tools, by name, for launch.mjs to hold a listing to.
+kit_build calls
 # ESM resolves packages from the script's folder: run it beside node_modules.
 cp "$here/launch.mjs" "$npm_dir/launch.mjs"
 
@@ -60,7 +62,7 @@ check_output() {
     for bundle in "${bundles[@]}"; do
         name="$(basename "$bundle" .mcpb)"
         stage_run "launch-$run-$name" 300 node "$npm_dir/launch.mjs" --bundle "$bundle" \
-            --fake "$root/target/debug/examples/fake-backend" --work "$work/$name"
+            --fake "$root/target/debug/examples/fake-backend" --work "$work/$name" --calls "$calls"
     done
 }
 

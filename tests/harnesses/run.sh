@@ -31,9 +31,9 @@ kit_stage harnesses "harness stage" \
 missing=()
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 need_loopback_namespace "${missing[@]}"
-need_tools cargo python3 node npm timeout
+need_tools cargo rustc python3 node npm timeout
 
-kit_build server fake
+kit_build server fake calls
 setup_venv
 setup_npm
 
@@ -41,7 +41,7 @@ if [ "$node_ready" -eq 0 ]; then
     setup_fail "gemini-cli did not run: its npm package is not installed"
 else
     stage_run gemini-cli 300 --isolated python3 "$here/gemini_cli.py" --gemini "$npm_dir/node_modules/.bin/gemini" \
-        --server "$server" --fake "$fake"
+        --server "$server" --fake "$fake" --calls "$calls"
 fi
 if [ "$python_ready" -eq 0 ]; then
     setup_fail "agents-sdk did not run: its venv is not ready"

@@ -250,7 +250,8 @@ need_loopback_namespace() {
 # kit_build WHAT...: builds only what is named, so that a broken unrelated
 # example cannot stop a stage: `server` (sets server), `fake` (the fake
 # resmon, sets fake), `calls` (tests/it/calls.rs, the one list of valid
-# calls, turned into JSON through tests/clients/dump_calls.rs; sets calls).
+# calls, of calls the server refuses and of the write tools, turned into
+# JSON through tests/clients/dump_calls.rs; sets calls).
 # A failure ends the stage, counted as failed.
 kit_build() {
     local what=" $* " targets=() t0=$SECONDS
