@@ -34,7 +34,7 @@ from kit.fake import FakeBackend, changes
 from kit.mcp import EXPECTED_READS, EXPECTED_TOOLS, EXPECTED_WRITES, Surface
 from kit.openai_api import ResponsesStandin
 from kit.reading import text_of
-from kit.record_stdin import recorded, sent
+from kit.record_stdin import UnreadableLog, recorded, sent
 from kit.registration import Registration, check_output
 from kit.tally import Tally, brief, one_line, run_driver
 
@@ -123,7 +123,12 @@ def prompts_note(codex: Codex, model: ResponsesStandin, server: str, env: dict, 
     run = codex.run("exec", "--skip-git-repo-check", "--json", line)
     typed = any(item.get("role") == "user" and text_of(item.get("content")) == line
                 for body in model.turn_requests() for item in body.get("input") or [])
-    methods = list(dict.fromkeys(message.get("method") for message in sent(log)))
+    # This probe only notes what Codex does; a server Codex never started
+    # leaves no log, which the note then says rather than failing the driver.
+    try:
+        methods = list(dict.fromkeys(message.get("method") for message in sent(log)))
+    except UnreadableLog as e:
+        methods = [f"nothing readable ({e})"]
     asked = [method for method in methods if str(method).startswith("prompts/")]
     keys = sorted(key for key in entry if key in ("tools", "resources", "resourceTemplates") or "rompt" in key)
     print(f"NOTE codex {CODEX_VERSION} {'asks for' if asked else 'shows no'} MCP prompts: app-server and exec sent "

@@ -13,7 +13,9 @@
 #    (packages.py);
 # 5. every bundle in target/bundle/ unpacked, validated and launched with the
 #    official @anthropic-ai/mcpb code, for read_only left at its default,
-#    false and true, against the fake backend (launch.mjs);
+#    false and true, against the fake backend (launch.mjs), which holds each
+#    listing to the write tools named in tests/it/calls.rs (calls.json, built
+#    by the kit with the debug server);
 # 6. 3 to 5 again for `cargo xtask bundle --all`, with cargo-zigbuild and
 #    ziglang (PyPI, pinned below) as the cross linker.
 #

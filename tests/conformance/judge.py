@@ -7,8 +7,11 @@ scenario, each with checks.json); SUITE_OUTPUT is the suite's stdout for
 that run, read only for the number of scenarios it announced.
 
 A check passes, fails, or reports something else (a warning, a skip, an
-info line); only failures decide. The stage fails when:
+info line). The stage fails when:
 - a check fails and is not on the list for that era;
+- a check warns and is not on the list for that era;
+- a listed check fails because the server faulted (a crash, an internal
+  error, a hang): the list never covers the server's own faults;
 - a listed check did not fail in an era the list names it for (it passed,
   or it no longer ran), so the list stays true;
 - a scenario the suite announced left no readable checks.json;
@@ -17,7 +20,8 @@ info line); only failures decide. The stage fails when:
 Prints a PASS line for each check that passed and a FAIL line for each of
 those (tests/lib/kit.sh's stage_run counts them), one count line per era,
 and last a line `conformance: N passed, M failed, K listed as not
-applicable`. Exit status 0 only when M is 0. Standard library only.
+applicable`. Exit status 0 only when M is 0. Standard library and the test
+kit only (tests/lib on PYTHONPATH, as tests/lib/kit.sh sets it).
 """
 
 import glob
@@ -26,6 +30,8 @@ import os
 import re
 import sys
 from collections import Counter
+
+from kit.tally import one_line
 
 ERAS = ("2025-11-25", "2026-07-28")
 KINDS = ("fixture", "undeclared", "http")
@@ -92,13 +98,8 @@ def load_results(results_dir: str) -> tuple[list[tuple[str, dict]], list[str], i
     return checks, problems, len(folders)
 
 
-def one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit] + " …"
-
-
 def judge_era(era: str, results_dir: str, suite_output: str, listed: dict) -> tuple[int, int, int]:
-    """Prints this era's FAIL lines and its count line; returns (passed, failed, skipped)."""
+    """Prints this era's PASS and FAIL lines and its count line; returns (passed, failed, skipped)."""
     failed = 0
     checks, problems, folders = load_results(results_dir)
     try:

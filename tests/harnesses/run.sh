@@ -13,7 +13,8 @@
 # (`unshare -n`, then `ip link set lo up`): a harness that tries to reach an
 # outside service (update checks, telemetry, tracing) cannot, and the fake
 # backend and the stand-ins it talks to live in that namespace with it.
-# Needs root (or the right to make a network namespace), cargo, python3 with
+# Needs root (or the right to make a network namespace), cargo (and its
+# rustc, for the call list tests/clients/dump_calls.rs writes), python3 with
 # venv, node >= 20 and npm, and the package registries; whatever is missing
 # and installable with apt-get is installed. Everything goes under
 # target/harnesses/.

@@ -101,9 +101,11 @@ def main():
             text = Path(workflow).read_text()
             findings = check(args.shellcheck, text, scratch)
             count = len(scripts(text))
-            if not tally.check(count and not findings,
-                               f"shellcheck finds nothing in the {count} `run:` scripts of {workflow}",
-                               "it finds problems (below)" if findings else "the workflow has no `run:` script"):
+            subject = f"shellcheck over the {count} `run:` scripts of {workflow}"
+            if count and not findings:
+                tally.ok(f"{subject}: nothing found")
+            else:
+                tally.fail(subject, "problems found (below)" if findings else "the workflow has no `run:` script")
                 print("\n".join(findings))
     sys.exit(1 if tally.failed else 0)
 

@@ -3,7 +3,8 @@
 # tests/agents), sourced by each run.sh so that a stage says only which
 # programs it installs and which drivers it runs. The drivers' own kit is
 # the Python package beside this file (tests/lib/kit/), which starts and
-# stops the fake for each test.
+# stops the fake for each test of a Python driver; the conformance stage and
+# the Node drivers start their own.
 #
 #   source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
 #   kit_stage NAME LABEL HEADLINE
@@ -113,10 +114,10 @@ stage_run() {
     if [ $((p + f)) -eq 0 ]; then
         # A driver that checked nothing proves nothing, whatever its status.
         setup_fail "$name reported no checks (exit $rc$timed_out); stderr:"
-        tail -n 20 "$work/$name.err"
+        tail -n 20 "$work/$name.err" | tee -a "$log"
     elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
         setup_fail "$name exited with status $rc without reporting a failure$timed_out; stderr:"
-        tail -n 20 "$work/$name.err"
+        tail -n 20 "$work/$name.err" | tee -a "$log"
     fi
     echo "-- $name: $p passed, $f failed, exit $rc, $((SECONDS - t0)) s"
 }
@@ -242,7 +243,7 @@ need_loopback_namespace() {
     done
     if ! "${loopback_unshare[@]}" -- bash -c 'ip link set lo up' 2>"$work/unshare.err"; then
         setup_fail "cannot make a loopback-only network namespace with ${loopback_unshare[*]} (it needs root, or unprivileged user namespaces):"
-        cat "$work/unshare.err"
+        tee -a "$log" <"$work/unshare.err"
         finish
     fi
 }

@@ -1,5 +1,6 @@
-"""The kit every driver of an outside program uses (tests/clients,
-tests/harnesses, tests/agents, tests/install), so that a driver keeps only
+"""The kit every Python driver of an outside program uses (tests/clients,
+tests/harnesses, tests/agents, tests/install; the bundle stage's checks use
+its tally), so that a driver keeps only
 what is its own program's: how to register the server with it and how to
 read what it prints; where two stages drive the same program (Claude Code
 and Codex, in the agents and the install stage), that program's home is
@@ -22,8 +23,9 @@ here too. Standard library only, so that a driver run by a venv's Python
   against their model stand-ins, and what a run printed read back;
 - `registration`: what `--check --for <harness>` prints for them, read
   back as a person reads it to paste it;
-- `record_stdin.py` (run, not imported): the server wrapped so that a test
-  can read what a harness sent it.
+- `record_stdin`: run as the wrapper of the server, so that a test can
+  read what a harness sent it, and imported for that reading (`recorded`,
+  `sent`).
 
 The stages' run.sh put tests/lib on PYTHONPATH (tests/lib/kit.sh); to run a
 driver by hand, do the same: `PYTHONPATH=tests/lib python3 tests/...`.
