@@ -45,7 +45,7 @@ locked_programs() {
 # run.sh --inside SERVER FAKE, with loopback already up. A setup failure is
 # one FAIL line, which the outside counts.
 inside() {
-    local server="$1" fake="$2" port_file state_dir port listening era rc t0
+    local server="$1" fake="$2" port listening era rc t0
     inside_fail() {
         echo "FAIL conformance setup: $*"
         exit 1
@@ -57,29 +57,15 @@ inside() {
             kill "$bridge_pid" 2>/dev/null
             wait "$bridge_pid" 2>/dev/null
         fi
-        # Closing the fake's stdin is its stop signal.
-        exec 3>&- 2>/dev/null
+        kit_fake_stop
     }
     # Global, for the trap that reads it after an exit from anywhere below.
     bridge_pid=""
     trap cleanup EXIT
 
-    # The fake backend, held open through fd 3 until the end.
-    rm -f "$work/fake.stdin"
-    mkfifo "$work/fake.stdin" || inside_fail "mkfifo failed in $work"
-    "$fake" --state-dir "$work/state" <"$work/fake.stdin" >"$work/fake.out" 2>"$work/fake.err" &
-    exec 3>"$work/fake.stdin"
-    for _ in $(seq 300); do
-        [ "$(grep -c '^RESMON_' "$work/fake.out" 2>/dev/null)" = 2 ] && break
-        sleep 0.1
-    done
-    port_file="$(sed -n 's/^RESMON_PORT_FILE=//p' "$work/fake.out")"
-    state_dir="$(sed -n 's/^RESMON_STATE_DIR=//p' "$work/fake.out")"
-    [ -n "$port_file" ] && [ -n "$state_dir" ] ||
-        inside_fail "the fake backend did not print its two lines within 30 s: $(tail -n 5 "$work/fake.err")"
-    # The bridge hands its environment to every server it starts: exactly
-    # what a harness would pass.
-    export RESMON_PORT_FILE="$port_file" RESMON_STATE_DIR="$state_dir"
+    # The bridge hands the fake's RESMON_ variables to every server it
+    # starts: exactly what a harness would pass.
+    kit_fake_start "$fake" "$work/state" || inside_fail "$kit_fake_failure"
 
     port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
     # supergateway runs --stdio through a shell, so the path is quoted for one.
@@ -95,7 +81,7 @@ inside() {
     done
     [ -n "$listening" ] || inside_fail "the bridge did not listen on port $port within 20 s: $(tail -n 5 "$work/bridge.log")"
     [ "$listening" = "127.0.0.1" ] || inside_fail "the bridge listens on $listening, not on 127.0.0.1 only"
-    echo "bridge: supergateway on 127.0.0.1:$port only; server started on the fake backend ($port_file)"
+    echo "bridge: supergateway on 127.0.0.1:$port only; server started on the fake backend ($RESMON_PORT_FILE)"
 
     local args=()
     for era in "${eras[@]}"; do
@@ -117,6 +103,8 @@ inside() {
 }
 
 if [ "${1:-}" = "--inside" ]; then
+    # shellcheck source=../lib/kit.sh
+    source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
     here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
     root="$(cd "$here/../.." && pwd)"
     work="$root/target/conformance"

@@ -3,8 +3,8 @@
 # tests/agents), sourced by each run.sh so that a stage says only which
 # programs it installs and which drivers it runs. The drivers' own kit is
 # the Python package beside this file (tests/lib/kit/), which starts and
-# stops the fake for each test of a Python driver; the conformance stage and
-# the Node drivers start their own.
+# stops the fake for each test of a Python driver; kit_fake_start below does
+# it for a stage's shell (conformance), and the Node drivers start their own.
 #
 #   source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
 #   kit_stage NAME LABEL HEADLINE
@@ -16,6 +16,7 @@
 #   need_tools TOOL...              each on PATH, or the stage ends, failed
 #   need_loopback_namespace [PKG..] `unshare -n` can make a loopback-only namespace
 #   kit_build server|fake|calls...  the server, the fake, tests/it/calls.rs as JSON
+#   kit_fake_start FAKE STATE_DIR   the fake running (a shell stage's own), kit_fake_stop
 #   setup_venv                      $here/requirements.txt in a venv
 #   setup_npm                       $here/package-lock.json under the drift rule
 #   setup_agent_clis                Claude Code and Codex from tests/agents' lock
@@ -246,6 +247,38 @@ need_loopback_namespace() {
         tee -a "$log" <"$work/unshare.err"
         finish
     fi
+}
+
+# kit_fake_start FAKE STATE_DIR: the fake resmon for a stage that starts it
+# from the shell (the Python drivers use tests/lib/kit/fake.py), in the
+# background with its stdin held open on fd 3, since closing that is its
+# stop signal (kit_fake_stop). Waits up to 30 s for its two lines and
+# exports them (RESMON_PORT_FILE, RESMON_STATE_DIR) for the server to find
+# it. Returns 1 with the reason in kit_fake_failure when it did not start.
+kit_fake_start() {
+    local fake="$1" state="$2" port_file state_dir
+    rm -f "$work/fake.stdin"
+    if ! mkfifo "$work/fake.stdin"; then
+        kit_fake_failure="mkfifo failed in $work"
+        return 1
+    fi
+    "$fake" --state-dir "$state" <"$work/fake.stdin" >"$work/fake.out" 2>"$work/fake.err" &
+    exec 3>"$work/fake.stdin"
+    for _ in $(seq 300); do
+        [ "$(grep -c '^RESMON_' "$work/fake.out" 2>/dev/null)" = 2 ] && break
+        sleep 0.1
+    done
+    port_file="$(sed -n 's/^RESMON_PORT_FILE=//p' "$work/fake.out")"
+    state_dir="$(sed -n 's/^RESMON_STATE_DIR=//p' "$work/fake.out")"
+    if [ -z "$port_file" ] || [ -z "$state_dir" ]; then
+        kit_fake_failure="the fake backend did not print its two lines within 30 s: $(tail -n 5 "$work/fake.err")"
+        return 1
+    fi
+    export RESMON_PORT_FILE="$port_file" RESMON_STATE_DIR="$state_dir"
+}
+
+kit_fake_stop() {
+    exec 3>&- 2>/dev/null
 }
 
 # kit_build WHAT...: builds only what is named, so that a broken unrelated
