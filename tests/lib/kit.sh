@@ -1,6 +1,6 @@
 # The kit of the CI stages that run outside programs (tests/clients,
-# tests/conformance, tests/bundle, tests/install, tests/harnesses,
-# tests/agents), sourced by each run.sh so that a stage says only which
+# tests/conformance, tests/wine, tests/bundle, tests/install,
+# tests/harnesses, tests/agents), sourced by each run.sh so that a stage says only which
 # programs it installs and which drivers it runs. The drivers' own kit is
 # the Python package beside this file (tests/lib/kit/), which starts and
 # stops the fake for each test of a Python driver; kit_fake_start below does
@@ -82,7 +82,10 @@ need_tools() {
     for tool in "$@"; do
         command -v "$tool" >/dev/null || { setup_fail "$tool is not installed"; finish; }
     done
-    echo "node $(node --version 2>&1), npm $(npm --version 2>&1), $(python3 --version 2>&1)"
+    local versions
+    versions="$(python3 --version 2>&1)"
+    [[ " $* " == *" node "* ]] && versions="node $(node --version 2>&1), npm $(npm --version 2>&1), $versions"
+    echo "$versions"
 }
 
 stage_run() {

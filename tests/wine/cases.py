@@ -3,9 +3,10 @@
 (docs/setup.md, "Windows").
 
 Started by tests/wine/run.sh inside a loopback-only network namespace, with
-the paths it built in WINE_STAGE_* variables. Each case prints one PASS or
-FAIL line; the last line is "N passed, M failed", and any failure (or a Wine
-that cannot start the .exe) exits non-zero.
+the paths it built in WINE_STAGE_* variables. The fake, the PASS and FAIL
+lines and the closing line are the test kit's (tests/lib/kit/): each case
+is one check, and any failure (or a Wine that cannot start the .exe) exits
+non-zero.
 
 Every run of the .exe is bounded; a case that hangs fails. Paths are handed
 over as a Windows program sees them: Wine maps "/" to drive Z:, so the Linux
@@ -19,6 +20,9 @@ import subprocess
 import sys
 import threading
 import time
+
+from kit.fake import FakeBackend
+from kit.tally import run_driver
 
 WORK = os.environ["WINE_STAGE_WORK"]
 EXE = os.environ["WINE_STAGE_EXE"]
@@ -47,14 +51,16 @@ BASE_ENV.update(
     RESMON_MCP_TIMEOUT_MS="5000",
 )
 
-results = []
-T0 = time.monotonic()
+# The answers of every run of the .exe, for the closing check that none
+# holds a CR.
 every_stdout = []
+# The kit's tally of this run, set by exercise(); the cases read as a list
+# of records, so they reach it through record().
+tally = None
 
 
 def record(name, ok, why=""):
-    results.append(ok)
-    print(f"{'PASS' if ok else 'FAIL'} {name}" + ("" if ok else f": {why}") + f" [{time.monotonic() - T0:.1f} s]", flush=True)
+    tally.check(ok, name, why)
 
 
 def zb(path):
@@ -140,32 +146,15 @@ def batch(name, lines, env=None, timeout=BOUND_S):
     return run("cmd", ["/c", zb(path)], env, timeout=timeout)
 
 
-class Fake:
-    """The fake backend (cargo's fake-backend example), on loopback."""
+class Instance:
+    """A running fake (the kit's FakeBackend) as the cases name it: its port
+    file and state folder as Linux paths, and the port that file holds."""
 
-    def __init__(self, state_dir):
-        self.proc = subprocess.Popen(
-            [FAKE, "--state-dir", state_dir],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        lines = []
-        reader = threading.Thread(target=lambda: lines.extend(self.proc.stdout.readline() for _ in range(2)))
-        reader.start()
-        reader.join(30)
-        found = dict(line.strip().split("=", 1) for line in lines if "=" in line)
-        if "RESMON_PORT_FILE" not in found:
-            raise SystemExit(f"WINE STAGE FAILED: the fake backend did not start in {state_dir}")
-        self.port_file = found["RESMON_PORT_FILE"]
-        self.state_dir = found["RESMON_STATE_DIR"]
+    def __init__(self, backend):
+        self.port_file = backend.env["RESMON_PORT_FILE"]
+        self.state_dir = backend.env["RESMON_STATE_DIR"]
         with open(self.port_file) as file:
             self.port = int(file.read().strip())
-
-    def stop(self):
-        self.proc.stdin.close()
-        self.proc.wait(10)
 
 
 def windows_env(fake, style):
@@ -372,13 +361,15 @@ def state_dir_cases(local, default_fake, default_health, fake, linux_health):
                run_.code == 0 and run_.stdout == linux_health.stdout, repr(run_))
 
 
-def main():
+def prepare_prefix():
+    """A fresh Wine prefix with the ProcessPrng stand-in in system32 and
+    Wine's own services running; returns system32's path."""
     started = time.monotonic()
     os.makedirs(PREFIX)
     subprocess.run(["wineboot", "-i"], env=BASE_ENV, capture_output=True, timeout=180, check=False)
     system32 = os.path.join(PREFIX, "drive_c", "windows", "system32")
     if not os.path.isdir(system32):
-        raise SystemExit("WINE STAGE FAILED: wineboot did not create a Wine prefix")
+        raise RuntimeError("wineboot did not create a Wine prefix")
     shutil.copy(os.path.join(TOOLS, "bcryptprimitives.dll"), system32)
     # One wineserver and one set of Wine's own services for the whole run,
     # started with no pipe of ours: a service started by a case's run would
@@ -388,7 +379,12 @@ def main():
     subprocess.run(["wineserver", "-p"], env=BASE_ENV, timeout=30, check=False, **quiet)
     subprocess.run(["wine", "cmd", "/c", "exit"], env=BASE_ENV, timeout=60, check=False, cwd=WORK, **quiet)
     print(f"Wine prefix ready in {time.monotonic() - started:.1f} s", flush=True)
+    return system32
 
+
+def starts_under_wine(system32):
+    """Whether the .exe starts at all, after a NOTE of whether this Wine
+    needs the stand-in."""
     # What the stand-in is for: without it, a Wine older than 8.13 cannot start the .exe.
     stand_in = os.path.join(system32, "bcryptprimitives.dll")
     os.rename(stand_in, stand_in + ".off")
@@ -401,21 +397,12 @@ def main():
     version = exe(["--version"])
     started_ok = version.code == 0 and version.text().startswith("resmon-mcp ")
     record("the .exe starts under Wine (ProcessPrng stand-in in the prefix)", started_ok, repr(version))
-    if not started_ok:
-        print("WINE STAGE FAILED: Wine cannot start resmon-mcp.exe, so no Windows case can run", flush=True)
-        print(f"0 passed, {len(results)} failed")
-        return 1
+    return started_ok
 
-    # A state folder with a space and non-ASCII characters, as under a user's name.
-    fake = Fake(os.path.join(WORK, "state dir Łódź é"))
-    linux_env = {"RESMON_PORT_FILE": fake.port_file, "RESMON_STATE_DIR": fake.state_dir}
-    linux_env.update({key: BASE_ENV[key] for key in ("PATH", "RESMON_MCP_TIMEOUT_MS")})
-    linux_health = subprocess.run([LINUX_BIN, "call", "health", "{}"], capture_output=True, env=linux_env, timeout=30)
-    # The stage's own JSON bodies for `-`; the .exe reads them from stdin.
-    search = os.path.join(WORK, "search.json")
-    with open(search, "w") as file:
-        file.write('{"query": "graph", "limit": 2}\n')
 
+def connected_cases(fake, linux_health, search):
+    """The fake named by its two files, written both ways (Z:\\ and Z:/):
+    --check, its printed registrations, calls, and a harness's session."""
     for form, style in (("Z:\\", zb), ("Z:/", zf)):
         env = windows_env(fake, style)
         check = exe(["--check"], env)
@@ -445,11 +432,19 @@ def main():
             registration,
         )
 
-    # Nothing set at all: the default state folder %LOCALAPPDATA%\resmon.
+
+def localappdata():
+    """%LOCALAPPDATA% as Windows writes it, and the Linux folder it maps to."""
     local = batch("localappdata.cmd", ["echo %LOCALAPPDATA%"]).text().strip()
     local_unix = subprocess.run(["winepath", "-u", local], capture_output=True, text=True,
                                 env=BASE_ENV, timeout=30).stdout.strip()
-    default_fake = Fake(os.path.join(local_unix, "resmon"))
+    return local, local_unix
+
+
+def default_folder_cases(local, default_fake, fake, linux_health):
+    """Nothing set at all, so the default state folder %LOCALAPPDATA%\\resmon,
+    which `default_fake` serves: discovery, the Windows registrations of
+    docs/setup.md and the README, and RESMON_STATE_DIR written against it."""
     default_check = exe(["--check"])
     default_health = exe(["call", "health", "{}"])
     expected = f"port file {local}\\resmon\\resmon.port: holds"
@@ -459,9 +454,10 @@ def main():
     docs_registrations(local + "\\resmon")
     readme_windows_lines()
     state_dir_cases(local, default_fake, default_health, fake, linux_health)
-    default_fake.stop()
 
-    # Bad inputs. Each must be answered at once, with what it really is.
+
+def bad_input_cases(fake, local):
+    """Bad inputs. Each must be answered at once, with what it really is."""
     refusal("a port file that is a directory is called a directory, not a permissions problem",
             exe(["call", "health", "{}"], {"RESMON_PORT_FILE": zb(fake.state_dir)}),
             "is a directory, not a file", "resmon.port", problem="directory")
@@ -531,7 +527,9 @@ def main():
             exe(["call", "health", "{}"], {"RESMON_PORT_FILE": zb(fake.port_file), "RESMON_STATE_DIR": "%LOCALAPPDATA%\\resmon"}),
             "%LOCALAPPDATA% was never expanded", f"Here that would be {local}\\resmon.")
 
-    # What a person types at cmd.exe.
+
+def cmd_cases(fake, search):
+    """What a person types at cmd.exe."""
     cmd_env = windows_env(fake, zb)
     single = batch("single.cmd", [f'"{zb(EXE)}" call health \'{{}}\''], cmd_env)
     hint = single.err()
@@ -548,19 +546,38 @@ def main():
     record("cmd.exe: echo {\"query\":\"graph\"}| … call search_corpus -",
            echoed.code == 0 and "error" not in (echoed.json() or {"error": 1}), repr(echoed))
 
-    with_cr = [out[:200] for out in every_stdout if b"\r" in out]
-    record(f"no CR on stdout in any of the .exe's {len(every_stdout)} answers", not with_cr, repr(with_cr))
 
-    fake.stop()
-    subprocess.run(["wineserver", "-k"], env=BASE_ENV, timeout=30, check=False)
-    passed = sum(results)
-    failed = len(results) - passed
-    for rerun in silent_reruns:
-        print(f"NOTE Wine ended this run with no output at all, so it was run once more: {rerun}", flush=True)
-    print(f"Wine cases took {time.monotonic() - started:.1f} s", flush=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed or not results else 0
+def exercise(_args, stage_tally):
+    global tally
+    tally = stage_tally
+    try:
+        system32 = prepare_prefix()
+        if not starts_under_wine(system32):
+            print("# Wine cannot start resmon-mcp.exe, so no Windows case can run", flush=True)
+            return
+        # A state folder with a space and non-ASCII characters, as under a user's name.
+        with FakeBackend(FAKE, state_dir=os.path.join(WORK, "state dir Łódź é")) as backend:
+            fake = Instance(backend)
+            linux_env = {**backend.env, **{key: BASE_ENV[key] for key in ("PATH", "RESMON_MCP_TIMEOUT_MS")}}
+            linux_health = subprocess.run([LINUX_BIN, "call", "health", "{}"], capture_output=True, env=linux_env,
+                                          timeout=30)
+            # The stage's own JSON body for `-`; the .exe reads it from stdin.
+            search = os.path.join(WORK, "search.json")
+            with open(search, "w") as file:
+                file.write('{"query": "graph", "limit": 2}\n')
+            connected_cases(fake, linux_health, search)
+            local, local_unix = localappdata()
+            with FakeBackend(FAKE, state_dir=os.path.join(local_unix, "resmon")) as default_backend:
+                default_folder_cases(local, Instance(default_backend), fake, linux_health)
+            bad_input_cases(fake, local)
+            cmd_cases(fake, search)
+        with_cr = [out[:200] for out in every_stdout if b"\r" in out]
+        record(f"no CR on stdout in any of the .exe's {len(every_stdout)} answers", not with_cr, repr(with_cr))
+    finally:
+        subprocess.run(["wineserver", "-k"], env=BASE_ENV, timeout=30, check=False)
+        for rerun in silent_reruns:
+            print(f"NOTE Wine ended this run with no output at all, so it was run once more: {rerun}", flush=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_driver("wine", (), exercise))

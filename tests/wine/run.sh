@@ -1,56 +1,64 @@
 #!/usr/bin/env bash
 # The Windows build, run for real: the x86_64-pc-windows-gnu .exe under Wine
 # against the fake backend, tried the way a Windows user would
-# (docs/setup.md, "Windows").
+# (docs/setup.md, "Windows"):
+#
+#   bash tests/wine/run.sh
 #
 # Installs what it needs (Debian's wine, wine64 and the MinGW compiler, and
-# the Rust target), builds the .exe, then runs tests/wine/cases.py inside a
-# network namespace that holds only loopback, so neither Wine nor anything it
-# starts can leave the machine. No display is used: the binary is a console
-# program. Every setup failure fails the stage loudly; nothing is skipped.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-started=$(date +%s)
+# the Rust target), builds the .exe, the fake and two test-only Windows
+# helpers, then runs cases.py inside a network namespace that holds only
+# loopback (tests/lib/kit.sh's stage_run --isolated), so that neither Wine
+# nor anything it starts can leave the machine. No display is used: the
+# binary is a console program. Needs root for apt-get. Everything goes under
+# target/wine/. Every setup failure is counted as a failure; nothing is
+# skipped. The last line is `N passed, M failed`; exit 0 only when M is 0.
+set -uo pipefail
+# shellcheck source=../lib/kit.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
+kit_stage wine "Wine stage" "Windows .exe under Wine (the fake backend on loopback)"
+need_loopback_namespace wine wine64 gcc-mingw-w64-x86-64
+need_tools python3 rustup wine wineboot wineserver winepath x86_64-w64-mingw32-gcc timeout
+echo "$(wine --version 2>/dev/null), $(x86_64-w64-mingw32-gcc --version 2>&1 | head -n 1)"
 
-die() {
-  echo "WINE STAGE FAILED: $*" >&2
-  exit 1
-}
+kit_build server fake
 
-echo "== Windows .exe under Wine: install"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq || die "apt-get update failed"
-apt-get install -y -qq wine wine64 gcc-mingw-w64-x86-64 >/dev/null \
-  || die "apt-get could not install wine, wine64 and gcc-mingw-w64-x86-64"
-rustup target add x86_64-pc-windows-gnu >/dev/null 2>&1 \
-  || die "rustup could not add the x86_64-pc-windows-gnu target, so there is no .exe to run"
+note "build the .exe (cargo build --target x86_64-pc-windows-gnu --release)"
+exe_started=$SECONDS
+if ! rustup target add x86_64-pc-windows-gnu >"$work/rustup.log" 2>&1; then
+    setup_fail "rustup could not add the x86_64-pc-windows-gnu target, so there is no .exe to run:"
+    tail -n 20 "$work/rustup.log"
+    finish
+fi
+if ! CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc \
+    cargo build --locked --release --target x86_64-pc-windows-gnu --bin resmon-mcp >"$work/exe.log" 2>&1; then
+    setup_fail "the Windows build failed:"
+    tail -n 30 "$work/exe.log"
+    finish
+fi
+echo "resmon-mcp.exe ready in $((SECONDS - exe_started)) s"
 
-echo "== Windows .exe under Wine: build"
-export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
-cargo build --locked --release --target x86_64-pc-windows-gnu --bin resmon-mcp \
-  || die "the Windows build failed"
-cargo build --locked --bin resmon-mcp --example fake-backend || die "the Linux build failed"
+# A fresh Wine prefix and scratch folder for each run, removed at its end.
+run_dir=$(mktemp -d "$work/run.XXXXXX")
+trap 'rm -rf "$run_dir"' EXIT
+mkdir -p "$run_dir/tools"
+# Test-only Windows helpers, kept in this run's folder: a stand-in for
+# ProcessPrng, which Wine before 8.13 lacks, and a program that holds a file
+# open the way another Windows program would.
+if ! x86_64-w64-mingw32-gcc -O2 -shared -s -o "$run_dir/tools/bcryptprimitives.dll" \
+    "$here/process_prng.c" "$here/process_prng.def" -ladvapi32 >"$work/helpers.log" 2>&1 ||
+    ! x86_64-w64-mingw32-gcc -O2 -s -municode -o "$run_dir/tools/hold_open.exe" "$here/hold_open.c" \
+        >>"$work/helpers.log" 2>&1; then
+    setup_fail "the test-only Windows helpers (tests/wine/*.c) did not build:"
+    tail -n 20 "$work/helpers.log"
+    finish
+fi
 
-work=$(mktemp -d /tmp/resmon-wine.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/tools"
-# Test-only helpers, built here and kept in this run's own folder and prefix.
-x86_64-w64-mingw32-gcc -O2 -shared -s -o "$work/tools/bcryptprimitives.dll" \
-  tests/wine/process_prng.c tests/wine/process_prng.def -ladvapi32 \
-  || die "could not build the ProcessPrng stand-in"
-x86_64-w64-mingw32-gcc -O2 -s -municode -o "$work/tools/hold_open.exe" tests/wine/hold_open.c \
-  || die "could not build hold_open.exe"
-
-unshare -n true 2>/dev/null || die "unshare -n is not permitted here, so Wine cannot be fenced off the network"
-
-echo "== Windows .exe under Wine: cases (loopback-only network namespace)"
-export WINE_STAGE_WORK="$work"
-export WINE_STAGE_EXE="$PWD/target/x86_64-pc-windows-gnu/release/resmon-mcp.exe"
-export WINE_STAGE_LINUX_BIN="$PWD/target/debug/resmon-mcp"
-export WINE_STAGE_FAKE="$PWD/target/debug/examples/fake-backend"
-export WINE_STAGE_TOOLS="$work/tools"
-export WINE_STAGE_REPO="$PWD"
-status=0
-unshare -n -- bash -c 'ip link set lo up && exec python3 tests/wine/cases.py' || status=$?
-echo "Wine stage took $(($(date +%s) - started)) s"
-exit "$status"
+export WINE_STAGE_WORK="$run_dir"
+export WINE_STAGE_EXE="$root/target/x86_64-pc-windows-gnu/release/resmon-mcp.exe"
+export WINE_STAGE_LINUX_BIN="$server"
+export WINE_STAGE_FAKE="$fake"
+export WINE_STAGE_TOOLS="$run_dir/tools"
+export WINE_STAGE_REPO="$root"
+stage_run wine-cases 900 --isolated python3 "$here/cases.py"
+finish

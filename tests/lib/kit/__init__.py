@@ -1,6 +1,6 @@
 """The kit every Python driver of an outside program uses (tests/clients,
-tests/harnesses, tests/agents, tests/install; the bundle stage's checks use
-its tally), so that a driver keeps only
+tests/harnesses, tests/agents, tests/install, tests/wine; the bundle stage's
+checks use its tally), so that a driver keeps only
 what is its own program's: how to register the server with it and how to
 read what it prints; where two stages drive the same program (Claude Code
 and Codex, in the agents and the install stage), that program's home is
