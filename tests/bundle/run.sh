@@ -68,18 +68,25 @@ check_output() {
     done
 }
 
+# The targets first, so that both runs below build the same binaries on
+# every machine: with the musl target, `cargo xtask bundle` builds the static
+# Linux binary that the wheel and the npm packages need; without it, it
+# writes neither and says why (xtask's unit tests hold that rule), and the
+# host run would check a different set of files than on a machine that had
+# the target already. The other targets' standard libraries come from
+# rustup's server, which may be out of reach: then one loud line, and --all
+# builds and names what it can (it never claims a platform it could not
+# build; the launch test checks that).
+targets=(x86_64-unknown-linux-musl aarch64-apple-darwin x86_64-apple-darwin x86_64-pc-windows-gnu)
+if ! out=$(timeout 300 rustup target add "${targets[@]}" 2>&1); then
+    echo "!!!!! rustup target add failed ($(echo "$out" | grep -m1 '^error' || echo "$out" | tail -n 1)): the bundles build only the targets already installed !!!!!"
+fi
+
 # What a person runs on a fresh clone.
 stage_check --show xtask-bundle "cargo xtask bundle" "cargo xtask bundle" cargo xtask bundle
 check_output host
 
-# --all, with the cross linker from PyPI. The other targets' standard
-# libraries come from rustup's server, which may be out of reach: then one
-# loud line, and --all builds and names what it can (it never claims a
-# platform it could not build; the launch test checks that).
-targets=(x86_64-unknown-linux-musl aarch64-apple-darwin x86_64-apple-darwin x86_64-pc-windows-gnu)
-if ! out=$(timeout 300 rustup target add "${targets[@]}" 2>&1); then
-    echo "!!!!! rustup target add failed ($(echo "$out" | grep -m1 '^error' || echo "$out" | tail -n 1)): --all builds only the targets already installed !!!!!"
-fi
+# --all, with the cross linker from PyPI.
 note "cargo-zigbuild and ziglang from PyPI (venv in target/bundle-test/zig)"
 zig_venv="$work/zig"
 zig_pins=(cargo-zigbuild==0.24.0 ziglang==0.17.0)

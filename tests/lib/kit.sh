@@ -84,7 +84,8 @@ need_tools() {
     done
     local versions
     versions="$(python3 --version 2>&1)"
-    [[ " $* " == *" node "* ]] && versions="node $(node --version 2>&1), npm $(npm --version 2>&1), $versions"
+    [[ " $* " == *" npm "* ]] && versions="npm $(npm --version 2>&1), $versions"
+    [[ " $* " == *" node "* ]] && versions="node $(node --version 2>&1), $versions"
     echo "$versions"
 }
 

@@ -5,19 +5,26 @@
 #
 #   bash tests/wine/run.sh
 #
-# Installs what it needs (Debian's wine, wine64 and the MinGW compiler, and
-# the Rust target), builds the .exe, the fake and two test-only Windows
+# Installs what it lacks (Debian's wine, wine64 and the MinGW compiler, and
+# the Rust target), builds the .exe, the Linux server (whose answers the
+# .exe's must match byte for byte), the fake and two test-only Windows
 # helpers, then runs cases.py inside a network namespace that holds only
 # loopback (tests/lib/kit.sh's stage_run --isolated), so that neither Wine
 # nor anything it starts can leave the machine. No display is used: the
-# binary is a console program. Needs root for apt-get. Everything goes under
-# target/wine/. Every setup failure is counted as a failure; nothing is
-# skipped. The last line is `N passed, M failed`; exit 0 only when M is 0.
+# binary is a console program. Needs root for apt-get where a package is
+# missing. The builds go to cargo's target/, the logs and each run's Wine
+# prefix to target/wine/. Every setup failure is counted as a failure;
+# nothing is skipped. The last line is `N passed, M failed`; exit 0 only
+# when M is 0.
 set -uo pipefail
 # shellcheck source=../lib/kit.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
 kit_stage wine "Wine stage" "Windows .exe under Wine (the fake backend on loopback)"
-need_loopback_namespace wine wine64 gcc-mingw-w64-x86-64
+missing=()
+for package in wine wine64 gcc-mingw-w64-x86-64; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+need_loopback_namespace "${missing[@]}"
 need_tools python3 rustup wine wineboot wineserver winepath x86_64-w64-mingw32-gcc timeout
 echo "$(wine --version 2>/dev/null), $(x86_64-w64-mingw32-gcc --version 2>&1 | head -n 1)"
 
@@ -38,9 +45,11 @@ if ! CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc \
 fi
 echo "resmon-mcp.exe ready in $((SECONDS - exe_started)) s"
 
-# A fresh Wine prefix and scratch folder for each run, removed at its end.
-run_dir=$(mktemp -d "$work/run.XXXXXX")
-trap 'rm -rf "$run_dir"' EXIT
+# A fresh Wine prefix and scratch folder for each run, removed at its end,
+# after its Wine server: one left running (when the limit below stops the
+# cases before they end it) would outlive the stage.
+run_dir=$(mktemp -d "$work/run.XXXXXX") || { setup_fail "mktemp could not make a run folder in $work"; finish; }
+trap 'WINEPREFIX="$run_dir/prefix" timeout 30 wineserver -k >/dev/null 2>&1; rm -rf "$run_dir"' EXIT
 mkdir -p "$run_dir/tools"
 # Test-only Windows helpers, kept in this run's folder: a stand-in for
 # ProcessPrng, which Wine before 8.13 lacks, and a program that holds a file

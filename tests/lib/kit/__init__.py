@@ -1,11 +1,11 @@
 """The kit every Python driver of an outside program uses (tests/clients,
-tests/harnesses, tests/agents, tests/install, tests/wine; the bundle stage's
-checks use its tally), so that a driver keeps only
-what is its own program's: how to register the server with it and how to
-read what it prints; where two stages drive the same program (Claude Code
-and Codex, in the agents and the install stage), that program's home is
-here too. Standard library only, so that a driver run by a venv's Python
-(the Agents SDK's) imports it too.
+tests/harnesses, tests/agents, tests/install, tests/wine; the conformance
+stage's judge uses its one_line, the bundle stage's checks its tally), so
+that a driver keeps only what is its own program's: how to register the
+server with it and how to read what it prints; where two stages drive the
+same program (Claude Code and Codex, in the agents and the install stage),
+that program's home is here too. Standard library only, so that a driver
+run by a venv's Python (the Agents SDK's) imports it too.
 
 - `tally`: PASS and FAIL lines, and a driver's main with its closing line;
 - `fake`: the fake resmon started and stopped, and a resmon that is gone or
