@@ -256,15 +256,16 @@ fn a_settings_write_answered_5xx_tells_each_key_as_the_read_back_shows_it() {
     assert_eq!(fake.requests_to("PUT", "/api/settings/ai").len(), 3, "each PUT went once");
 
     // No status line at all (the connection closed): read back the same way,
-    // and still said as the lost connection it was.
+    // and still said as the lost connection it was. Without a status line,
+    // the old value does not say the change was not saved.
     fake.clear_faults();
     fake.set_fault_for("PUT", "/api/settings/ai", Fault::CloseWithoutAnswer);
     let error = settings_call(&mut session, "synthetic-model-2");
     assert_eq!(error["error"], "backend_unavailable", "{error}");
     assert!(
         message(&error).starts_with(
-            "resmon does not appear to have saved the change to the ai settings: no status of resmon's answer \
-             to PUT /api/settings/ai was read"
+            "resmon may have saved the change to the ai settings, or may still be saving it: no status of \
+             resmon's answer to PUT /api/settings/ai was read"
         ),
         "{error}"
     );
@@ -408,4 +409,51 @@ fn a_settings_write_that_stalls_past_the_deadline_is_still_read_back() {
     assert_eq!(error["detail"]["read_back"]["ai_model"]["state"], json!("unchanged"), "{error}");
     assert!(error["detail"].get("read_back_failure").is_none(), "the read-back had time: {error}");
     assert_eq!(fake.requests_to("GET", "/api/settings/ai").len(), 2, "read before and after");
+}
+
+/// A settings PUT still being worked on when the call's deadline cut it
+/// off: no status line was read, so a read-back that shows the old value
+/// shows only that the value was old then, never that it was not saved.
+/// The fake saves it after its delay, as resmon did.
+#[test]
+fn a_settings_write_cut_off_before_its_status_line_is_never_said_not_saved() {
+    let fake = start_fake();
+    let mut env = env_for(&fake);
+    env.push(("RESMON_MCP_TIMEOUT_MS".into(), "1500".into()));
+    let mut session = Session::initialized(&env);
+    let before = fake.state().setting("ai", "ai_model");
+    // Well past the PUT's share of the deadline, so that the read-back
+    // comes before the fake saves, however slow the machine.
+    fake.set_fault_for("PUT", "/api/settings/ai", Fault::Slow(3000));
+    let error = settings_call(&mut session, "synthetic-model-2");
+    let text = message(&error);
+    let first = text.find(". ").map_or(text, |end| &text[..=end]);
+    assert_eq!(
+        first,
+        "resmon may have saved the change to the ai settings, or may still be saving it: no status of \
+         resmon's answer to PUT /api/settings/ai was read, and reading the group back shows `ai_model` \
+         still holding its old value.",
+        "{text}"
+    );
+    assert!(text.contains("resmon may still have been working on the PUT"), "{text}");
+    assert!(text.contains("the outcome is not known"), "{text}");
+    for claim in ["not saved", "does not appear", "was not saved", "did not save"] {
+        assert!(!text.contains(claim), "{claim:?}: {text}");
+    }
+    assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+    assert!(error["detail"].get("applied").is_none(), "{error}");
+    assert_eq!(
+        error["detail"]["read_back"]["ai_model"],
+        json!({"asked": "synthetic-model-2", "now": before, "state": "unchanged"}),
+        "{error}"
+    );
+    assert_eq!(error["detail"]["changed"], json!({}), "{error}");
+    assert!(error["detail"]["failure"].get("status").is_none(), "{error}");
+    assert_eq!(fake.requests_to("PUT", "/api/settings/ai").len(), 1, "the PUT went once");
+    // And resmon (here the fake) did save it once its delay was over.
+    let saved = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while fake.state().setting("ai", "ai_model") != "synthetic-model-2" {
+        assert!(std::time::Instant::now() < saved, "the fake never saved the slow PUT");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

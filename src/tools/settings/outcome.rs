@@ -68,6 +68,11 @@ pub(super) fn read_back(backend: &mut Backend, asked: &Asked, error: ToolError) 
         })
         .collect();
     let went_wrong = went_wrong(&error, asked.path);
+    // No final status line of the PUT was read (the deadline or the
+    // connection cut it off first): resmon may still have been working on it
+    // when the group was read back, so an old value shows only that the key
+    // had not changed by then, never that it was not saved.
+    let pending = error.detail.get("status").is_none();
     let group = asked.group;
     let has = |wanted: State| states.iter().any(|(_, state, _)| *state == wanted);
     let (message, done) = match &after {
@@ -101,6 +106,7 @@ pub(super) fn read_back(backend: &mut Backend, asked: &Asked, error: ToolError) 
                 true,
             )
         }
+        Ok(_) if pending => (not_yet_saved(group, &went_wrong, &states), false),
         Ok(_) => (
             format!(
                 "{}: {went_wrong}, and reading the group back shows {}. `detail.read_back` has each \
@@ -113,7 +119,7 @@ pub(super) fn read_back(backend: &mut Backend, asked: &Asked, error: ToolError) 
                 } else {
                     format!("resmon does not appear to have saved the change to the {group} settings")
                 },
-                key_summary(&states)
+                key_summary(&states, "unchanged")
             ),
             false,
         ),
@@ -144,6 +150,35 @@ pub(super) fn read_back(backend: &mut Backend, asked: &Asked, error: ToolError) 
     out.with_detail("failure", Value::Object(failure))
 }
 
+/// The message for a read-back that does not hold every value asked, when
+/// no final status line of the PUT was read: resmon may still have been
+/// saving it as the group was read, so a key holding its old value is said
+/// as that, and the outcome stays not known.
+fn not_yet_saved(group: &str, went_wrong: &str, states: &[(&str, State, Option<&Value>)]) -> String {
+    let has = |wanted: State| states.iter().any(|(_, state, _)| *state == wanted);
+    let in_part = if has(State::Set) || has(State::Other) { ", in part or in another form," } else { "," };
+    let old_value = if has(State::Unchanged) {
+        " A key still holding its old value shows only that it had not changed when the group was read \
+         back: resmon may still have been working on the PUT then, and may yet apply it, so the outcome \
+         is not known."
+    } else {
+        " resmon may still have been working on the PUT when the group was read back, so the outcome is \
+         not known."
+    };
+    let other = if has(State::Other) {
+        ", and one holding another value may be resmon's own form of what was asked or another writer's"
+    } else {
+        ""
+    };
+    format!(
+        "resmon may have saved the change to the {group} settings{in_part} or may still be saving it: \
+         {went_wrong}, and reading the group back shows {}.{old_value} `detail.read_back` has each key's \
+         value as read back{other}. Check the settings in the resmon app before calling update_settings \
+         again.",
+        key_summary(states, "still holding its old value")
+    )
+}
+
 fn state_of(now: Option<&Value>, asked: &Value, before: Option<&Value>) -> State {
     match now {
         None => State::Unknown,
@@ -169,12 +204,13 @@ fn went_wrong(error: &ToolError, path: &str) -> String {
     }
 }
 
-/// "`a` as asked, `b` unchanged, `c` holding another value, `d` not shown".
-fn key_summary(states: &[(&str, State, Option<&Value>)]) -> String {
+/// "`a` as asked, `b` unchanged, `c` holding another value, `d` not shown",
+/// a key holding its old value named by `unchanged`.
+fn key_summary(states: &[(&str, State, Option<&Value>)], unchanged: &str) -> String {
     let mut parts = Vec::new();
     for (state, words) in [
         (State::Set, "as asked"),
-        (State::Unchanged, "unchanged"),
+        (State::Unchanged, unchanged),
         (State::Other, "holding another value"),
         (State::Unknown, "missing from the read-back"),
     ] {
@@ -204,6 +240,6 @@ mod tests {
     fn the_summary_names_each_key_by_its_state() {
         let (a, b) = (json!(1), json!(2));
         let states = [("ai_model", State::Set, Some(&a)), ("ai_effort", State::Unchanged, Some(&b))];
-        assert_eq!(key_summary(&states), "`ai_model` as asked, `ai_effort` unchanged");
+        assert_eq!(key_summary(&states, "unchanged"), "`ai_model` as asked, `ai_effort` unchanged");
     }
 }
