@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use self::diff::diff_answer;
 use super::accepted::{self, Act, Sent};
 use super::{Probe, Tool, object};
-use crate::args::Args;
+use crate::args::{Args, Repeats, TwiceGiven};
 use crate::backend::{self, Backend, Method};
 use crate::error::{Code, ToolError, ToolResult};
 use crate::settings_policy as policy;
@@ -132,7 +132,18 @@ fn update_settings(backend: &mut Backend, args: &Args) -> ToolResult {
     let after_acceptance = |error: ToolError| {
         error.with_detail("group", json!(group)).with_detail("requested", Value::Object(echoed(&requested)))
     };
-    let after = read_group(backend, group, &path).map_err(|error| {
+    let after = read_group(backend, group, &path).map_err(|mut error| {
+        // A key given twice is quoted as the write's own answer would be
+        // (contract-notes 26), not passed on as a failed read.
+        if let Some(Value::Object(twice)) = error.detail.remove("given_twice") {
+            let keys: Vec<&str> = twice.keys().map(String::as_str).collect();
+            let problem = format!(
+                "its read-back of the group gave {} more than once, with different values, so this \
+                 server cannot tell which resmon holds, and there is no before/after diff",
+                quoted_list(&keys, "", "")
+            );
+            return after_acceptance(accepted.quoting(&problem, twice));
+        }
         after_acceptance(
             accepted.fail("reading the group back failed, so there is no before/after diff", Some(error)),
         )
@@ -252,12 +263,17 @@ fn refuse_unusable_values(requested: &Map<String, Value>) -> Result<(), ToolErro
 /// group read some other way: it is resmon's answer in a shape this server
 /// does not read, said as that, so that no key the caller named is called
 /// unknown on its evidence.
+///
+/// An answer that gives one of the group's keys twice, with different
+/// values, has said two things: it is quoted (`given_twice`), and neither
+/// value is taken for what the group holds (contract-notes 26).
 pub(super) fn read_group(
     backend: &mut Backend,
     group: &str,
     path: &str,
 ) -> Result<Map<String, Value>, ToolError> {
-    let body = backend.get_object(path, &[])?;
+    let reply = backend.request(Method::Get, path, &[], None)?;
+    let body = reply.json_object()?;
     let route = format!("GET {path}");
     let (values, expected) = if group == "embeddings" {
         (body.get("settings"), "an object whose `settings` object holds the group's keys and values")
@@ -265,10 +281,47 @@ pub(super) fn read_group(
         (Some(&body), "an object holding the group's keys and their values")
     };
     match values.and_then(Value::as_object) {
-        Some(values) if values.keys().any(|key| policy::is_known(key)) => Ok(values.clone()),
+        Some(values) if values.keys().any(|key| policy::is_known(key)) => {
+            let twice = given_twice(&reply, group);
+            if twice.is_empty() { Ok(values.clone()) } else { Err(contradictory_group(&route, twice)) }
+        }
         Some(values) => Err(unrecognised_group(&route, expected, values)),
         None => Err(backend::unexpected_shape(&route, expected)),
     }
+}
+
+/// The group's keys its answer gave more than once with different values,
+/// each with every value given (shown as `shown` shows a value): the keys
+/// at the top for a flat group; for embeddings, those inside `settings`, and
+/// `settings` itself.
+fn given_twice(reply: &backend::Reply, group: &str) -> Map<String, Value> {
+    let Ok(Repeats { keys, inside }) = reply.read_with(TwiceGiven) else { return Map::new() };
+    let top = Repeats { keys, inside: Vec::new() }.with_different_values();
+    let twice = if group == "embeddings" {
+        let inside = inside.into_iter().find(|(member, _)| member == "settings");
+        let keys = inside.map(|(_, keys)| keys).unwrap_or_default();
+        let mut twice = Repeats { keys, inside: Vec::new() }.with_different_values();
+        twice.extend(top.into_iter().filter(|(key, _)| key == "settings"));
+        twice
+    } else {
+        top
+    };
+    twice.into_iter().map(|(key, values)| (key.clone(), shown(&key, values))).collect()
+}
+
+/// The error for a group answer that gives a key twice, with different values.
+fn contradictory_group(route: &str, twice: Map<String, Value>) -> ToolError {
+    let keys: Vec<&str> = twice.keys().map(String::as_str).collect();
+    ToolError::new(
+        Code::UpstreamError,
+        format!(
+            "resmon's answer to {route} gave {} more than once, with different values, so this server \
+             cannot tell which the group holds.",
+            quoted_list(&keys, "", "")
+        ),
+    )
+    .with_detail("route", json!(route))
+    .with_detail("given_twice", Value::Object(twice))
 }
 
 /// The error for a group answer that holds none of the app's keys, naming

@@ -620,6 +620,68 @@ fn a_read_back_in_another_shape_is_an_error_after_acceptance_not_a_diff() {
     }
 }
 
+/// A read of the group that gives a key twice, with two values, has said two
+/// things: quoted as a contradiction, never settled by taking the last
+/// (contract-notes 26). After the PUT it is an error after acceptance; in
+/// the first read it stops the call before anything is sent.
+#[test]
+fn a_settings_read_that_gives_a_key_twice_is_quoted_never_settled() {
+    let mut bench = bench();
+    let arguments = json!({"group": "ai", "settings": {"ai_model": "synthetic-model-2"}});
+    let repeated = Fault::RepeatKey("ai_model".into(), json!("claude-sonnet-4-5"));
+    bench.fake.set_fault_after("GET", "/api/settings/ai", 1, repeated);
+    let error = bench.error("update_settings", arguments.clone());
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_applied(&error, "resmon accepted the change to the ai settings (it answered 200), but ");
+    let text = message(&error);
+    assert!(text.contains("gave `ai_model` more than once, with different values"), "{text}");
+    assert!(!text.contains("did not keep"), "no value is taken for the one it holds: {text}");
+    assert_eq!(
+        error["detail"]["answered"],
+        json!({"ai_model": ["synthetic-model-2", "claude-sonnet-4-5"]}),
+        "{error}"
+    );
+    assert_eq!(bench.count("PUT", "/api/settings/ai"), 1, "put once, never again");
+    assert_eq!(bench.count("GET", "/api/settings/ai"), 2);
+
+    // In the first read, nothing is sent; a credential-shaped key's values
+    // are named, never shown.
+    bench.fake.state().answer_mut("/api/settings/email")["smtp_password"] = json!("S-4118");
+    bench.fault_only("GET", "/api/settings/email", Fault::RepeatKey("smtp_password".into(), json!("S-4119")));
+    let error = bench
+        .error("update_settings", json!({"group": "email", "settings": {"smtp_from": "me@example.org"}}));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert!(message(&error).contains("gave `smtp_password` more than once"), "{error}");
+    assert!(!error.to_string().contains("S-411"), "{error}");
+    assert_eq!(bench.count("PUT", "/api/settings/email"), 0, "nothing sent");
+    assert!(error["detail"].get("applied").is_none(), "{error}");
+
+    // Embeddings' keys sit inside its `settings` object: a key given twice
+    // there is quoted the same way.
+    let mut group = bench.fake.state().answer("/api/settings/embeddings").unwrap().clone();
+    group["settings"]["embedding_model"] = json!("all-minilm");
+    let text =
+        group.to_string().replacen(r#""embedding_dims":"#, r#""embedding_dims":"1","embedding_dims":"#, 1);
+    assert_ne!(text, group.to_string(), "the fixture holds embedding_dims");
+    bench.fake.clear_faults();
+    bench.fake.clear_requests();
+    bench.fake.set_fault_after("GET", "/api/settings/embeddings", 1, Fault::Status(200, text));
+    let error = bench.error(
+        "update_settings",
+        json!({"group": "embeddings", "settings": {"embedding_model": "all-minilm"}}),
+    );
+    assert_applied(&error, "resmon accepted the change to the embeddings settings (it answered 200), but ");
+    assert_eq!(error["detail"]["answered"], json!({"embedding_dims": ["1", "768"]}), "{error}");
+    assert_eq!(bench.count("PUT", "/api/settings/embeddings"), 1, "put once, never again");
+
+    // The same value given twice says nothing new: the write goes through.
+    let same = bench.fake.state().setting("ai", "ai_effort");
+    bench.fault_only("GET", "/api/settings/ai", Fault::RepeatKey("ai_effort".into(), json!(same)));
+    let answer =
+        bench.ok("update_settings", json!({"group": "ai", "settings": {"ai_model": "synthetic-model-3"}}));
+    assert_eq!(answer["changed"]["ai_model"]["to"], json!("synthetic-model-3"), "{answer}");
+}
+
 // ------------------------------------------------------------------ the code after acceptance
 
 #[test]
