@@ -132,7 +132,7 @@ fn update_settings(backend: &mut Backend, args: &Args) -> ToolResult {
     let after_acceptance = |error: ToolError| {
         error.with_detail("group", json!(group)).with_detail("requested", Value::Object(echoed(&requested)))
     };
-    let after = read_group(backend, group, &path).map_err(|mut error| {
+    let after = read_group_back(backend, group, &path).map_err(|mut error| {
         // A key given twice is quoted as the write's own answer would be
         // (contract-notes 26), not passed on as a failed read.
         if let Some(Value::Object(twice)) = error.detail.remove("given_twice") {
@@ -288,6 +288,28 @@ pub(super) fn read_group(
         Some(values) => Err(unrecognised_group(&route, expected, values)),
         None => Err(backend::unexpected_shape(&route, expected)),
     }
+}
+
+/// `read_group` for a read-back after the PUT: the same route answered the
+/// first read of this call, so a framework 404 now is said as that, and not
+/// as a release that lacks the route (contract-notes 16).
+pub(super) fn read_group_back(
+    backend: &mut Backend,
+    group: &str,
+    path: &str,
+) -> Result<Map<String, Value>, ToolError> {
+    read_group(backend, group, path).map_err(|mut error| {
+        if error.detail.remove("missing_route").is_none() {
+            return error;
+        }
+        let status = error.detail.get("status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok());
+        let answered = status.map_or_else(|| "an error".to_string(), backend::status_text);
+        error.message = format!(
+            "resmon answered GET {path} with {answered}, although the same route had answered with the \
+             group earlier in this call, before the change."
+        );
+        error
+    })
 }
 
 /// The group's keys its answer gave more than once with different values,

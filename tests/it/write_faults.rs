@@ -682,6 +682,33 @@ fn a_settings_read_that_gives_a_key_twice_is_quoted_never_settled() {
     assert_eq!(answer["changed"]["ai_model"]["to"], json!("synthetic-model-3"), "{answer}");
 }
 
+/// The read-back of a route that answered the first read of the same call
+/// now answered the framework's 404: said as seen, after the acceptance,
+/// without guessing at another release (contract-notes 16).
+#[test]
+fn a_settings_read_back_answered_the_frameworks_404_is_said_as_seen() {
+    let mut bench = bench();
+    let not_found = Fault::Status(404, r#"{"detail":"Not Found"}"#.into());
+    bench.fake.set_fault_after("GET", "/api/settings/ai", 1, not_found);
+    let error =
+        bench.error("update_settings", json!({"group": "ai", "settings": {"ai_model": "synthetic-model-3"}}));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_applied(
+        &error,
+        "resmon accepted the change to the ai settings (it answered 200), but reading the group back failed",
+    );
+    let text = message(&error);
+    assert!(text.contains("GET /api/settings/ai with 404 Not Found"), "{text}");
+    assert!(text.contains("the same route had answered"), "{text}");
+    assert!(!text.contains("older or newer"), "{text}");
+    assert!(!text.contains("does not serve"), "{text}");
+    assert!(text.contains("which values resmon kept is not known"), "{text}");
+    assert_eq!(error["detail"]["failure"]["status"], json!(404), "{error}");
+    assert!(error["detail"]["failure"].get("missing_route").is_none(), "{error}");
+    assert_eq!(bench.count("PUT", "/api/settings/ai"), 1);
+    assert_eq!(bench.count("GET", "/api/settings/ai"), 2);
+}
+
 // ------------------------------------------------------------------ the code after acceptance
 
 #[test]

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use super::diff::changes;
-use super::{echoed, quoted_list, read_group, shown};
+use super::{echoed, quoted_list, read_group_back, shown};
 use crate::backend::{Backend, is_outcome_unknown, status_text};
 use crate::error::{ToolError, first_sentence};
 
@@ -49,7 +49,7 @@ impl State {
 /// once the group was read back (or the read-back failed).
 pub(super) fn read_back(backend: &mut Backend, asked: &Asked, error: ToolError) -> ToolError {
     debug_assert!(is_outcome_unknown(&error));
-    let after = read_group(backend, asked.group, asked.path);
+    let after = read_group_back(backend, asked.group, asked.path);
     let states: Vec<(&str, State, Option<&Value>)> = asked
         .sent
         .iter()
