@@ -1359,3 +1359,52 @@ fn a_creates_warning_survives_an_error_after_acceptance_and_any_shape() {
     assert!(detail.contains("in a form this server does not read"), "{detail}");
     assert!(!detail.contains("gave no basis warning"), "{detail}");
 }
+// ------------------------------------------------------------------ a sweep resmon queued
+
+/// A sweep resmon queued has no execution yet: said as queued, and never
+/// pointed at list_executions as if the run were there already.
+#[test]
+fn a_queued_sweep_is_said_as_queued_not_as_a_run_to_look_up() {
+    let mut bench = bench();
+    let arguments = json!({"query": "graph attention", "sources": ["arxiv"]});
+    let cases = [
+        (
+            Fault::Status(202, r#"{"execution_id": null, "queued": true, "queue_position": 1}"#.into()),
+            "resmon queued the one-off search (it answered 202), but run_sweep answers with a started run's \
+             `execution_id`, and a queued search has none yet (resmon said it was queued with status 202, \
+             `queued: true` and `queue_position` 1).",
+            json!({"execution_id": null, "queued": true, "queue_position": 1}),
+        ),
+        (
+            Fault::SetKeys(json!({"execution_id": null, "queue_position": 2})),
+            "resmon queued the one-off search (it answered 200), but run_sweep answers with a started run's \
+             `execution_id`, and a queued search has none yet (resmon said it was queued with \
+             `queue_position` 2).",
+            json!(2),
+        ),
+    ];
+    for (fault, opening, answered) in cases {
+        bench.fault_only("POST", "/api/search/sweep", fault.clone());
+        let error = bench.error("run_sweep", arguments.clone());
+        assert_eq!(error["error"], "upstream_error", "{fault:?}: {error}");
+        assert_applied(&error, opening);
+        assert!(
+            message(&error).ends_with(
+                "Do not call run_sweep again: that would queue or start a second search. This one has no \
+                 execution yet; resmon starts it by itself when one of its run slots frees, and \
+                 list_executions shows it once it has started."
+            ),
+            "{error}"
+        );
+        assert!(!message(&error).contains("shows this one"), "{error}");
+        assert_eq!(error["detail"]["queued"], json!(true), "{error}");
+        let quoted = if answered.is_object() {
+            &error["detail"]["answered"]
+        } else {
+            &error["detail"]["answered"]["queue_position"]
+        };
+        assert_eq!(quoted, &answered, "{error}");
+        assert!(error["detail"].get("execution_id").is_none(), "{error}");
+        assert_eq!(bench.count("POST", "/api/search/sweep"), 1, "{fault:?}: sent once");
+    }
+}
