@@ -1359,6 +1359,36 @@ fn a_creates_warning_survives_an_error_after_acceptance_and_any_shape() {
     assert!(detail.contains("in a form this server does not read"), "{detail}");
     assert!(!detail.contains("gave no basis warning"), "{detail}");
 }
+// ------------------------------------------------------------------ what a create's read-back holds
+
+/// A read-back that gives a key twice with two values has said two things:
+/// quoted, never settled by keeping the last (contract-notes 26). The same
+/// value twice says one thing.
+#[test]
+fn a_create_read_back_that_gives_a_key_twice_is_quoted() {
+    let mut bench = bench();
+    let id = bench.fake.state().next_routine_id;
+    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::RepeatKey("is_active".into(), json!(true)));
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_applied(
+        &error,
+        &format!(
+            "resmon created routine {id} (it answered 201), but its read-back gave `is_active` more than once, \
+             with different values, so this server cannot tell which resmon meant. Do not call create_routine \
+             again: routine {id} was created"
+        ),
+    );
+    assert_eq!(error["detail"]["answered"], json!({"is_active": [false, true]}), "{error}");
+    assert_eq!(error["detail"]["id"], json!(id), "the create's own id is kept: {error}");
+    assert!(!message(&error).contains("ACTIVE"), "neither value is taken: {error}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+
+    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::RepeatKey("is_active".into(), json!(false)));
+    let created = bench.ok("create_routine", routine_arguments());
+    assert!(created["detail"].as_str().unwrap().contains("was created inactive"), "{created}");
+}
+
 // ------------------------------------------------------------------ a sweep resmon queued
 
 /// A sweep resmon queued has no execution yet: said as queued, and never
