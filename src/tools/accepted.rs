@@ -135,17 +135,11 @@ impl Accepted {
         // gives one key two values has said two things, and neither is
         // taken for what resmon meant.
         let twice = match &self.body {
-            Ok(reply) => reply.read_with(TwiceGiven).map(Repeats::with_different_values).unwrap_or_default(),
-            Err(_) => Map::new(),
+            Ok(reply) => given_twice(reply),
+            Err(_) => None,
         };
-        if !twice.is_empty() {
-            let keys: Vec<String> = twice.keys().map(|key| format!("`{key}`")).collect();
-            let problem = format!(
-                "its answer gave {} more than once, with different values, so this server cannot \
-                 tell which resmon meant",
-                keys.join(", ")
-            );
-            return Err(self.contradiction(&problem, twice));
+        if let Some((clause, twice)) = twice {
+            return Err(self.contradiction(&format!("its answer {clause}"), twice));
         }
         // A record's id is 1 or more (contract-notes 29); 0 or below names none.
         self.id = self.id_key.and_then(|key| object.get(key)).and_then(Value::as_i64).filter(|id| *id > 0);
@@ -282,6 +276,25 @@ impl Accepted {
         }
         error
     }
+}
+
+/// What an answer's text said twice: its top-level keys given more than
+/// once with different values, each with every value given, and the clause
+/// that names them ("gave `is_active` more than once, …"). None when it gave
+/// each key one value. One reading for a write's own answer and a create's
+/// read-back, so neither settles a contradiction by keeping the last value
+/// (contract-notes 26).
+pub(crate) fn given_twice(reply: &Reply) -> Option<(String, Map<String, Value>)> {
+    let twice = reply.read_with(TwiceGiven).map(Repeats::with_different_values).unwrap_or_default();
+    if twice.is_empty() {
+        return None;
+    }
+    let keys: Vec<String> = twice.keys().map(|key| format!("`{key}`")).collect();
+    let clause = format!(
+        "gave {} more than once, with different values, so this server cannot tell which resmon meant",
+        keys.join(", ")
+    );
+    Some((clause, twice))
 }
 
 /// Whether what failed after acceptance was the connection or the clock: a

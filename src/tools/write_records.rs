@@ -9,8 +9,10 @@ use super::accepted::{self, Act, Sent};
 use super::{Probe, Tool, nullable, object};
 use super::{profiles, routines, rows};
 
+mod read_back;
 mod warnings;
 
+use self::read_back::{kept_otherwise, not_kept};
 use self::warnings::{keeping_warning, warning_of};
 use crate::args::Args;
 use crate::backend::{self, Backend, Method};
@@ -159,9 +161,22 @@ fn create_routine_output() -> Value {
             "routine": rows::routine_record_schema(json!({}), &[]),
             "entity_warning": nullable("Why this watch routine can find nothing as configured, or null. Repeat it."),
             "not_kept": {"type": "array", "items": {"type": "string"}, "description": "Arguments resmon did not store (absent from the read-back); usually []."},
+            "kept_otherwise": {
+                "type": "array",
+                "description": "Fields the read-back holds with another value than was sent; usually [].",
+                "items": object(
+                    json!({
+                        "argument": {"type": "string"},
+                        "field": {"type": "string", "description": "resmon's name for it."},
+                        "sent": {},
+                        "held": {"description": "null when the read-back lacks it."},
+                    }),
+                    &["argument", "field", "sent", "held"],
+                ),
+            },
             "detail": {"type": "string"},
         }),
-        &["routine", "entity_warning", "not_kept", "detail"],
+        &["routine", "entity_warning", "not_kept", "kept_otherwise", "detail"],
     )
 }
 
@@ -243,9 +258,17 @@ fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     // the answer opens with its creation (contract-notes 26), and keeps the
     // warning resmon gave with it, which no later answer repeats.
     let failed = |error: ToolError| keeping_warning(error, &created, "entity_warning");
-    let record = backend
-        .get_object(&format!("/api/routines/{id}"), &[])
-        .map_err(|error| failed(accepted.fail("reading it back failed", Some(error))))?;
+    let reply = backend
+        .request(Method::Get, &format!("/api/routines/{id}"), &[], None)
+        .and_then(|reply| reply.json_object().map(|record| (reply, record)));
+    let (reply, record) =
+        reply.map_err(|error| failed(accepted.fail("reading it back failed", Some(error))))?;
+    // A key given twice with two values is quoted, never settled by keeping
+    // the last one (contract-notes 26): the routine exists, but this read-back
+    // does not say what it holds.
+    if let Some((clause, twice)) = accepted::given_twice(&reply) {
+        return Err(failed(accepted.quoting(&format!("its read-back {clause}"), twice)));
+    }
     let routine = rows::routine_record(&format!("GET /api/routines/{id}"), &record)
         .map(Value::Object)
         .map_err(|error| failed(accepted.fail("its read-back could not be used", Some(error))))?;
@@ -260,6 +283,7 @@ fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     }
     let (warning, said) = warning_of(&created, "entity_warning");
     let not_kept = not_kept(args, &body, &record, &routine);
+    let (kept_otherwise, otherwise) = kept_otherwise(&body, &record, &routine, &not_kept);
     let mut detail = routine_detail(id, &routine, said.as_deref());
     if !not_kept.is_empty() {
         // An older resmon drops fields it does not know without a word; the
@@ -273,37 +297,18 @@ fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
             if not_kept.len() == 1 { "it" } else { "them" },
         ));
     }
+    // A value resmon holds otherwise (another schedule, other sources) is
+    // named with both values: the routine will run as resmon holds it.
+    detail.push_str(&otherwise);
     // The warning sits both in `detail` (the sentence a caller repeats) and at
     // the top as a field, so a caller that branches need not parse prose.
-    Ok(json!({"routine": routine, "entity_warning": warning, "not_kept": not_kept, "detail": detail}))
-}
-
-/// The arguments the caller gave whose values the read-back does not
-/// carry, by the caller's names: a value sent that comes back absent (or
-/// null, for the text and list fields; a flag that comes back null was
-/// kept in a form resmon could not read, which is not the same thing).
-fn not_kept(args: &Args, sent: &Value, stored: &Value, routine: &Value) -> Vec<String> {
-    let absent = |value: Option<&Value>| value.is_none_or(Value::is_null);
-    let mut out = Vec::new();
-    let given = |argument: &str| args.get(argument).is_some();
-    if given("intent") && absent(routine.get("intent")) {
-        out.push("intent".to_string());
-    }
-    for flag in std::iter::once("ai_enabled").chain(ROUTINE_SWITCHES) {
-        if given(flag) && stored.get(flag).is_none() {
-            out.push(flag.to_string());
-        }
-    }
-    let stored = routine.get("parameters");
-    for (field, argument) in [("keywords", "keywords"), ("repositories", "sources"), ("entity", "entity")] {
-        if given(argument)
-            && !absent(sent.pointer(&format!("/parameters/{field}")))
-            && absent(stored.and_then(|parameters| parameters.get(field)))
-        {
-            out.push(argument.to_string());
-        }
-    }
-    out
+    Ok(json!({
+        "routine": routine,
+        "entity_warning": warning,
+        "not_kept": not_kept,
+        "kept_otherwise": kept_otherwise,
+        "detail": detail,
+    }))
 }
 
 /// The route's own shape (backend-facts 7):

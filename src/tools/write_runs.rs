@@ -118,6 +118,11 @@ fn run_sweep(backend: &mut Backend, args: &Args) -> ToolResult {
     if let Some(error) = started_and_queued(&mut accepted, &answer) {
         return Err(error);
     }
+    // Queued by run_routine's one reading of it: no execution exists yet, so
+    // there is no id to answer with, and none is asked for as if one were due.
+    if accepted::says_queued(accepted.status(), &Value::Object(answer.clone())) {
+        return Err(queued_sweep(&accepted, answer));
+    }
     let Some(execution_id) = accepted.id() else {
         return Err(accepted.without_id(&answer, "an integer `execution_id`"));
     };
@@ -151,6 +156,34 @@ fn run_sweep(backend: &mut Backend, args: &Args) -> ToolResult {
         format!("Run {execution_id} started. {follow}")
     };
     Ok(json!({"execution_id": execution_id, "duplicate": duplicate, "detail": detail}))
+}
+
+/// A sweep resmon queued rather than started (a 202, `queued: true` or a
+/// queue position, and no `execution_id`): the search was taken and runs
+/// later, but run_sweep answers with a started run's id, which does not
+/// exist yet. Said as an error after acceptance in queued words
+/// (contract-notes 26), with the answer quoted and `detail.queued`.
+fn queued_sweep(accepted: &accepted::Accepted, answer: Map<String, Value>) -> ToolError {
+    let mut said = Vec::new();
+    if accepted.status() == 202 {
+        said.push("status 202".to_string());
+    }
+    if let Some(queued) = answer.get("queued").filter(|queued| !queued.is_null()) {
+        said.push(format!("`queued: {}`", accepted::shown_value(queued)));
+    }
+    if let Some(position) = answer.get("queue_position").filter(|position| !position.is_null()) {
+        said.push(format!("`queue_position` {}", accepted::shown_value(position)));
+    }
+    let said = match said.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => "its answer".to_string(),
+    };
+    let problem = format!(
+        "run_sweep answers with a started run's `execution_id`, and a queued search has none yet (resmon \
+         said it was queued with {said})"
+    );
+    accepted.quoting(&problem, answer).with_detail("queued", json!(true))
 }
 
 /// The route's own field names (`repositories`, not `sources`). The dates

@@ -1448,3 +1448,199 @@ fn a_creates_warning_survives_an_error_after_acceptance_and_any_shape() {
     assert!(detail.contains("in a form this server does not read"), "{detail}");
     assert!(!detail.contains("gave no basis warning"), "{detail}");
 }
+// ------------------------------------------------------------------ what a create's read-back holds
+
+/// A read-back that holds other values than were sent is still the routine
+/// resmon created, but never a clean success: each difference is named by
+/// the caller's argument, with both values, in `kept_otherwise` and in the
+/// sentence (contract-notes 26).
+#[test]
+fn a_routine_read_back_with_other_values_names_each_difference() {
+    let mut bench = bench();
+    let id = bench.fake.state().next_routine_id;
+    bench.fake.set_fault_for(
+        "GET",
+        "/api/routines/{id}",
+        Fault::SetKeys(json!({
+            "name": "Another routine",
+            "schedule_cron": "0 0 * * *",
+            "ai_enabled": 1,
+            "parameters": {"query": "x", "repositories": ["pubmed"], "keywords": ["x"]},
+        })),
+    );
+    let created = bench.ok(
+        "create_routine",
+        json!({"name": "Synthetic routine", "keywords": ["graph attention"], "sources": ["arxiv"],
+               "schedule": "0 8 * * 1"}),
+    );
+    assert_eq!(created["routine"]["id"], json!(id), "{created}");
+    assert_eq!(created["not_kept"], json!([]), "{created}");
+    let differences = created["kept_otherwise"].as_array().expect("kept_otherwise").clone();
+    let named: Vec<(&str, &str)> = differences
+        .iter()
+        .map(|difference| (difference["argument"].as_str().unwrap(), difference["field"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("name", "name"),
+            ("schedule", "schedule_cron"),
+            ("keywords", "parameters.query"),
+            ("sources", "parameters.repositories"),
+            ("keywords", "parameters.keywords"),
+            ("ai_enabled", "ai_enabled"),
+        ],
+        "{created}"
+    );
+    let schedule = &differences[1];
+    assert_eq!((&schedule["sent"], &schedule["held"]), (&json!("0 8 * * 1"), &json!("0 0 * * *")));
+    assert_eq!((&differences[3]["sent"], &differences[3]["held"]), (&json!(["arxiv"]), &json!(["pubmed"])));
+    // The flag is quoted as resmon gave it; 1 is not false.
+    assert_eq!((&differences[5]["sent"], &differences[5]["held"]), (&json!(false), &json!(1)));
+    let detail = created["detail"].as_str().unwrap();
+    assert!(detail.starts_with(&format!("Routine {id} was created inactive")), "{detail}");
+    for said in [
+        r#"`name` "Another routine" where "Synthetic routine" was sent"#,
+        r#"`schedule` "0 0 * * *" where "0 8 * * 1" was sent"#,
+        r#"`sources` ["pubmed"] where ["arxiv"] was sent"#,
+        r#"the search text built from `keywords` (`parameters.query`) "x" where "graph attention" was sent"#,
+        "`ai_enabled` 1 where false was sent",
+    ] {
+        assert!(detail.contains(said), "expected {said:?} in {detail}");
+    }
+    assert!(detail.contains("`kept_otherwise` gives both values of each"), "{detail}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+
+    // A schedule that comes back null is not kept, and named once.
+    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::NullKey("schedule_cron".into()));
+    let created = bench.ok("create_routine", routine_arguments());
+    assert_eq!((&created["not_kept"], &created["kept_otherwise"]), (&json!(["schedule"]), &json!([])));
+}
+
+/// What resmon adds or writes in its own form is not a difference: keys
+/// beside the ones sent (in the record, its parameters and the entity), a
+/// number written as 5.0, a flag as 0/1. A key sent inside the entity that
+/// comes back otherwise or not at all is one, named by its path.
+#[test]
+fn a_read_back_is_compared_only_on_what_was_sent_and_by_value() {
+    let mut bench = bench();
+    let arguments = json!({"name": "Watch", "keywords": [], "sources": ["biorxiv", "medrxiv"],
+        "schedule": "0 6 * * *", "intent": "New papers by this author",
+        "entity": {"profile_id": 5, "mode": "retractions"},
+        "ai_enabled": true, "email_enabled": true, "notify_on_complete": false});
+    let parameters = |entity: Value| {
+        json!({"query": "", "repositories": ["biorxiv", "medrxiv"], "keywords": [], "entity": entity,
+               "default_starts": {"biorxiv": {"days": 3}}})
+    };
+    bench.fake.set_fault_for(
+        "GET",
+        "/api/routines/{id}",
+        Fault::SetKeys(json!({
+            "parameters": parameters(json!({"profile_id": 5.0, "mode": "retractions", "display_name": "M. Okafor"})),
+            "ai_enabled": 1, "email_enabled": true, "notify_on_complete": 0, "execution_location": "local",
+        })),
+    );
+    let created = bench.ok("create_routine", arguments.clone());
+    assert_eq!(created["kept_otherwise"], json!([]), "{created}");
+    assert_eq!(created["not_kept"], json!([]), "{created}");
+    assert!(!created["detail"].as_str().unwrap().contains("differs"), "{created}");
+
+    bench.fake.set_fault_for(
+        "GET",
+        "/api/routines/{id}",
+        Fault::SetKeys(json!({"parameters": parameters(json!({"mode": "new_papers"}))})),
+    );
+    let created = bench.ok("create_routine", arguments);
+    assert_eq!(
+        created["kept_otherwise"],
+        json!([
+            {"argument": "entity.profile_id", "field": "parameters.entity.profile_id", "sent": 5, "held": null},
+            {"argument": "entity.mode", "field": "parameters.entity.mode", "sent": "retractions",
+             "held": "new_papers"},
+        ]),
+        "{created}"
+    );
+    let detail = created["detail"].as_str().unwrap();
+    assert!(detail.contains("no `entity.profile_id` where 5 was sent"), "{detail}");
+    assert!(detail.contains(r#"`entity.mode` "new_papers" where "retractions" was sent"#), "{detail}");
+    // resmon's warning is still said, and said first.
+    assert!(created["entity_warning"].is_string(), "{created}");
+}
+
+/// A read-back that gives a key twice with two values has said two things:
+/// quoted, never settled by keeping the last (contract-notes 26). The same
+/// value twice says one thing.
+#[test]
+fn a_create_read_back_that_gives_a_key_twice_is_quoted() {
+    let mut bench = bench();
+    let id = bench.fake.state().next_routine_id;
+    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::RepeatKey("is_active".into(), json!(true)));
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert_applied(
+        &error,
+        &format!(
+            "resmon created routine {id} (it answered 201), but its read-back gave `is_active` more than once, \
+             with different values, so this server cannot tell which resmon meant. Do not call create_routine \
+             again: routine {id} was created"
+        ),
+    );
+    assert_eq!(error["detail"]["answered"], json!({"is_active": [false, true]}), "{error}");
+    assert_eq!(error["detail"]["id"], json!(id), "the create's own id is kept: {error}");
+    assert!(!message(&error).contains("ACTIVE"), "neither value is taken: {error}");
+    assert_eq!(bench.count("POST", "/api/routines"), 1);
+
+    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::RepeatKey("is_active".into(), json!(false)));
+    let created = bench.ok("create_routine", routine_arguments());
+    assert!(created["detail"].as_str().unwrap().contains("was created inactive"), "{created}");
+}
+
+// ------------------------------------------------------------------ a sweep resmon queued
+
+/// A sweep resmon queued has no execution yet: said as queued, and never
+/// pointed at list_executions as if the run were there already.
+#[test]
+fn a_queued_sweep_is_said_as_queued_not_as_a_run_to_look_up() {
+    let mut bench = bench();
+    let arguments = json!({"query": "graph attention", "sources": ["arxiv"]});
+    let cases = [
+        (
+            Fault::Status(202, r#"{"execution_id": null, "queued": true, "queue_position": 1}"#.into()),
+            "resmon queued the one-off search (it answered 202), but run_sweep answers with a started run's \
+             `execution_id`, and a queued search has none yet (resmon said it was queued with status 202, \
+             `queued: true` and `queue_position` 1).",
+            json!({"execution_id": null, "queued": true, "queue_position": 1}),
+        ),
+        (
+            Fault::SetKeys(json!({"execution_id": null, "queue_position": 2})),
+            "resmon queued the one-off search (it answered 200), but run_sweep answers with a started run's \
+             `execution_id`, and a queued search has none yet (resmon said it was queued with \
+             `queue_position` 2).",
+            json!(2),
+        ),
+    ];
+    for (fault, opening, answered) in cases {
+        bench.fault_only("POST", "/api/search/sweep", fault.clone());
+        let error = bench.error("run_sweep", arguments.clone());
+        assert_eq!(error["error"], "upstream_error", "{fault:?}: {error}");
+        assert_applied(&error, opening);
+        assert!(
+            message(&error).ends_with(
+                "Do not call run_sweep again: that would queue or start a second search. This one has no \
+                 execution yet; resmon starts it by itself when one of its run slots frees, and \
+                 list_executions shows it once it has started."
+            ),
+            "{error}"
+        );
+        assert!(!message(&error).contains("shows this one"), "{error}");
+        assert_eq!(error["detail"]["queued"], json!(true), "{error}");
+        let quoted = if answered.is_object() {
+            &error["detail"]["answered"]
+        } else {
+            &error["detail"]["answered"]["queue_position"]
+        };
+        assert_eq!(quoted, &answered, "{error}");
+        assert!(error["detail"].get("execution_id").is_none(), "{error}");
+        assert_eq!(bench.count("POST", "/api/search/sweep"), 1, "{fault:?}: sent once");
+    }
+}

@@ -59,33 +59,37 @@ impl Accepted {
                 Some(id) => format!("resmon created {noun} {id}"),
                 None => format!("resmon created a {noun}"),
             },
-            Act::Sweep => match self.id {
-                Some(id) => format!("resmon started run {id}"),
-                None => "resmon accepted the one-off search".to_string(),
+            // Queued is said by a 202, or by the body's `queued: true` or a
+            // queue position; started only by an `execution_id` read under
+            // its key. With neither, only that resmon took it (a routine's
+            // run: "started or queued") is known, whatever else the body held.
+            Act::Sweep => match (self.id, self.says_queued()) {
+                (Some(id), false) => format!("resmon started run {id}"),
+                (_, true) => "resmon queued the one-off search".to_string(),
+                (None, false) => "resmon accepted the one-off search".to_string(),
             },
-            Act::RoutineRun { routine_id } => {
-                // Queued is said by a 202, or by the body's `queued: true` or
-                // a queue position; started only by an `execution_id` read
-                // under its key. With neither, only "started or queued" is
-                // known, whatever else the body held.
-                let queued = self.status == 202
-                    || self
-                        .body
-                        .as_ref()
-                        .ok()
-                        .and_then(|reply| reply.json().ok())
-                        .is_some_and(|answer| super::says_queued(self.status, &answer));
-                match (self.id, queued) {
-                    (Some(id), false) => format!("resmon started run {id} of routine {routine_id}"),
-                    (_, true) => format!("resmon queued a run of routine {routine_id}"),
-                    (None, false) => format!("resmon started or queued a run of routine {routine_id}"),
-                }
-            }
+            Act::RoutineRun { routine_id } => match (self.id, self.says_queued()) {
+                (Some(id), false) => format!("resmon started run {id} of routine {routine_id}"),
+                (_, true) => format!("resmon queued a run of routine {routine_id}"),
+                (None, false) => format!("resmon started or queued a run of routine {routine_id}"),
+            },
             Act::Switch { routine_id, on: true } => format!("resmon activated routine {routine_id}"),
             Act::Switch { routine_id, on: false } => format!("resmon deactivated routine {routine_id}"),
             // A 2xx says the write was taken; only a read-back shows what was kept.
             Act::Settings { group } => format!("resmon accepted the change to the {group} settings"),
         }
+    }
+
+    /// Whether the status or the answer, as far as it was read, says the
+    /// run was queued (`says_queued`, the one reading of it).
+    fn says_queued(&self) -> bool {
+        self.status == 202
+            || self
+                .body
+                .as_ref()
+                .ok()
+                .and_then(|reply| reply.json().ok())
+                .is_some_and(|answer| super::says_queued(self.status, &answer))
     }
 
     /// What resmon did, when its answer cannot say more than that it took
@@ -129,6 +133,12 @@ impl Accepted {
                     format!("Do not call {tool} again, or there will be two: {lists_all} shows the new one.")
                 }
             },
+            // A queued search has no execution yet: list_executions shows it
+            // only once a run slot frees and it starts.
+            Act::Sweep if self.says_queued() && !self.contradicted => "Do not call run_sweep again: that \
+                would queue or start a second search. This one has no execution yet; resmon starts it by \
+                itself when one of its run slots frees, and list_executions shows it once it has started."
+                .to_string(),
             Act::Sweep => "Do not call run_sweep again: that would start another run; list_executions \
                 shows this one."
                 .to_string(),
