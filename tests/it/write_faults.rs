@@ -1359,3 +1359,123 @@ fn a_creates_warning_survives_an_error_after_acceptance_and_any_shape() {
     assert!(detail.contains("in a form this server does not read"), "{detail}");
     assert!(!detail.contains("gave no basis warning"), "{detail}");
 }
+
+// ------------------------------------------------------------------ a write resmon refused
+
+/// The writes whose body carries fields this server chose beside the
+/// caller's (a sweep's `max_results`, a create's `is_active: false` and
+/// `parameters.query`, a profile's `kind`).
+fn body_writes() -> Vec<(&'static str, Value, &'static str, &'static str, &'static str)> {
+    vec![
+        (
+            "run_sweep",
+            json!({"query": "graph attention", "sources": ["arxiv"]}),
+            "POST",
+            "/api/search/sweep",
+            "started the one-off search",
+        ),
+        ("create_routine", routine_arguments(), "POST", "/api/routines", "created a routine"),
+        (
+            "create_watch_profile",
+            json!({"name": "Ada Example"}),
+            "POST",
+            "/api/profiles",
+            "created a watch profile",
+        ),
+        (
+            "update_settings",
+            json!({"group": "ai", "settings": {"ai_model": "synthetic-model-2"}}),
+            "PUT",
+            "/api/settings/ai",
+            "saved the change to the ai settings",
+        ),
+    ]
+}
+
+/// contract-notes 17: a refusal that shows nothing of whose it is (the
+/// framework's body-parse 400, a 422 without a `loc`) is never blamed on
+/// the caller, on a route whose body is mostly the caller's too: it is
+/// `upstream_error` quoting resmon's status and route.
+#[test]
+fn a_refusal_of_a_writes_body_that_names_nothing_of_the_call_blames_no_argument() {
+    let mut bench = bench();
+    for (tool, arguments, method, path, _) in body_writes() {
+        for (status, said) in [(400, "There was an error parsing the body"), (422, "Value not accepted")] {
+            let body = json!({ "detail": said }).to_string();
+            bench.fault_only(method, path, Fault::Status(status, body));
+            let error = bench.error(tool, arguments.clone());
+            let case = format!("{tool} {status}");
+            assert_eq!(error["error"], "upstream_error", "{case}: {error}");
+            let text = message(&error);
+            assert!(text.contains(&format!("refused {method} {path} ({status}: {said})")), "{case}: {text}");
+            assert!(
+                text.contains("nothing shows that an argument of this call was at fault"),
+                "{case}: {text}"
+            );
+            assert_eq!(error["detail"]["status"], json!(status), "{case}: {error}");
+            assert_eq!(error["detail"]["route"], json!(format!("{method} {path}")), "{case}: {error}");
+            assert!(error["detail"].get("outcome_unknown").is_none(), "{case}: {error}");
+            assert_eq!(bench.count(method, path), 1, "{case}: sent once");
+        }
+    }
+}
+
+/// The evidence that makes a refusal of a write's body the caller's: a
+/// field of the call's own named (a settings key, the entity), or one of
+/// its values quoted; a sentence that speaks of neither stays resmon's.
+#[test]
+fn a_refusal_of_a_writes_body_is_the_callers_only_with_evidence() {
+    let mut bench = bench();
+    let sweep = json!({"query": "graph attention", "sources": ["arxiv"]});
+    let watch = json!({"name": "W", "keywords": [], "sources": ["arxiv"], "schedule": "0 8 * * 1",
+                       "entity": {"profile_id": 5, "mode": "new_papers"}});
+    let settings = json!({"group": "ai", "settings": {"ai_model": "synthetic-model-2"}});
+    let cases = [
+        // One of the caller's values, quoted.
+        (
+            "run_sweep",
+            sweep.clone(),
+            "POST",
+            "/api/search/sweep",
+            "Source 'arxiv' is not configured.",
+            "invalid_argument",
+        ),
+        // The caller's own key inside `settings`.
+        (
+            "update_settings",
+            settings.clone(),
+            "PUT",
+            "/api/settings/ai",
+            "ai_model must name an installed model",
+            "invalid_argument",
+        ),
+        // The profile the call's entity names.
+        (
+            "create_routine",
+            watch,
+            "POST",
+            "/api/routines",
+            "That profile does not exist.",
+            "invalid_argument",
+        ),
+        // A create without an entity names no profile: nothing shows whose.
+        (
+            "create_routine",
+            routine_arguments(),
+            "POST",
+            "/api/routines",
+            "That profile does not exist.",
+            "upstream_error",
+        ),
+        // A word that is no field and no value of the call.
+        ("run_sweep", sweep, "POST", "/api/search/sweep", "Search is paused.", "upstream_error"),
+        ("update_settings", settings, "PUT", "/api/settings/ai", "Settings are locked.", "upstream_error"),
+    ];
+    for (tool, arguments, method, path, said, code) in cases {
+        bench.fault_only(method, path, Fault::Status(400, json!({ "detail": said }).to_string()));
+        let error = bench.error(tool, arguments);
+        assert_eq!(error["error"], code, "{tool} {said}: {error}");
+        assert!(message(&error).contains(said), "{tool} {said}: {error}");
+        assert_eq!(bench.count(method, path), 1, "{tool} {said}");
+    }
+}
