@@ -20,7 +20,7 @@ use self::offer::{offer_refused, refused_offer};
 pub(crate) use self::unsettled::{cut_short, is_outcome_unknown, status_text};
 use self::unsettled::{own_sentence, redirected, server_error, with_own_fields};
 use super::exchange::Reply;
-use super::{Instance, route_template};
+use super::{Instance, WriteCheck, route_template};
 use crate::discovery::Candidate;
 use crate::error::{Code, ToolError};
 use crate::identity;
@@ -32,9 +32,12 @@ pub(super) fn refusal_reason(reply: &Reply) -> Option<String> {
 
 /// A 401: said of resmon once it has confirmed, and of "something on
 /// port N" while nothing on it has answered as resmon.
+/// For a write, the guard refused it before any work, so the sentence says
+/// after the refusal that it was not carried out (`not_done`).
 pub(super) fn token_refused(instance: &Instance, reply: &Reply) -> ToolError {
     let candidate = &instance.candidate;
     let reason = refusal_reason(reply);
+    let undone = reply.write.as_ref().map(|check| format!(" {}", not_done(check))).unwrap_or_default();
     let why = match reason.as_deref() {
         Some("token_missing") => "it received no token",
         Some("token_invalid") => {
@@ -46,7 +49,7 @@ pub(super) fn token_refused(instance: &Instance, reply: &Reply) -> ToolError {
     ToolError::new(
         Code::BackendUnavailable,
         format!(
-            "{} refused this server's local API token: {why}. Restart resmon so \
+            "{} refused this server's local API token: {why}.{undone} Restart resmon so \
              that it writes a fresh token file at {}, or set RESMON_STATE_DIR to the state \
              directory of the instance on that port (with RESMON_PORT or RESMON_PORT_FILE naming \
              that port, since a state directory alone names no instance), then try again.",
@@ -194,8 +197,52 @@ fn guard_refusal(reply: &Reply) -> Option<ToolError> {
 /// the guard's 403 for a forwarded port or an added Origin →
 /// backend_unavailable (`guard_refusal`); other 4xx → internal_error. The
 /// message of a 400, 404, 409, 422 or 429 is resmon's own when it gave a
-/// sentence; every other names the status line and the route.
+/// sentence; every other names the status line and the route. A write's 4xx
+/// then says that it was not carried out (`not_done`).
 pub(crate) fn status_error(reply: &Reply) -> ToolError {
+    let error = judged_status(reply);
+    let Some(check) = reply.write.as_ref().filter(|_| (400..500).contains(&reply.status)) else {
+        return error;
+    };
+    // resmon's "sentence" may be, whole, JSON text, which the last step of a
+    // call judges as JSON (a credential-shaped key's value withheld) only
+    // while it is a whole field (tools/withhold.rs): a sentence added after
+    // it would leave it read as free text. It is kept whole in `detail.said`.
+    if is_json_text(&error.message) {
+        let said = error.message.clone();
+        let message = format!(
+            "resmon refused {} with {}, giving as its reason JSON text rather than a sentence (in \
+             `detail.said`). {}",
+            reply.route,
+            status_text(reply.status),
+            not_done(check)
+        );
+        return ToolError { message, ..error }.with_detail("said", json!(said));
+    }
+    ToolError { message: format!("{} {}", full_stop(&error.message), not_done(check)), ..error }
+}
+
+/// Whether a text is, whole, a JSON object or array.
+fn is_json_text(text: &str) -> bool {
+    text.trim_start().starts_with(['{', '[']) && serde_json::from_str::<Value>(text).is_ok()
+}
+
+/// What a write resmon refused with a 4xx did not do: a refusal means it
+/// did not carry the write out (contract-notes 26), which the answer says
+/// after what resmon said. Never said of a 3xx or 5xx, whose outcome is
+/// not known, nor of a read, which changes nothing.
+fn not_done(check: &WriteCheck) -> String {
+    format!("resmon did nothing: it has not {}.", check.would_have)
+}
+
+/// A sentence as it ends before another is added: resmon's own may end
+/// without a full stop ("Already running").
+fn full_stop(sentence: &str) -> String {
+    let sentence = sentence.trim_end();
+    if sentence.ends_with(['.', '!', '?']) { sentence.to_string() } else { format!("{sentence}.") }
+}
+
+fn judged_status(reply: &Reply) -> ToolError {
     if is_missing_route(reply) {
         return missing_route(reply);
     }
@@ -220,8 +267,10 @@ pub(crate) fn status_error(reply: &Reply) -> ToolError {
             format!(
                 "{answered}{}: a refusal this server does not know for this route, so its cause is not \
                  known (a request something between them changed, releases that do not match, or a \
-                 request this server built wrongly); nothing was done.",
-                own_sentence(reply).map(|sentence| format!(" and said \"{sentence}\"")).unwrap_or_default()
+                 request this server built wrongly){}",
+                own_sentence(reply).map(|sentence| format!(" and said \"{sentence}\"")).unwrap_or_default(),
+                // A write's says so in its own words (`not_done`).
+                if reply.write.is_some() { "." } else { "; nothing was done." }
             ),
         ),
     };
