@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use ureq::Agent;
 
 use self::exchange::Watch;
-pub(crate) use self::exchange::{Method, Offered, Reply, answered_before_failing};
+pub(crate) use self::exchange::{CallerField, Method, Offered, Reply, answered_before_failing};
 pub(crate) use self::refusal::{
     cut_short, is_missing_route, is_outcome_unknown, status_error, status_text, success,
 };

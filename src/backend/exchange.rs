@@ -20,7 +20,7 @@ use ureq::unversioned::transport::{Connector, DefaultConnector};
 use ureq::{Agent, RequestBuilder};
 
 pub(crate) use self::failure::answered_before_failing;
-pub(crate) use self::reply::{Method, Offered, Reply};
+pub(crate) use self::reply::{CallerField, Method, Offered, Reply};
 pub(super) use self::transport::Watch;
 use self::transport::{LiteralResolver, Seen, SlicedWaits, seen};
 use super::{

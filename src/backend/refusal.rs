@@ -20,7 +20,7 @@ use self::offer::{offer_refused, refused_offer};
 pub(crate) use self::unsettled::{cut_short, is_outcome_unknown, status_text};
 use self::unsettled::{own_sentence, redirected, server_error, with_own_fields};
 use super::exchange::Reply;
-use super::{Instance, route_template};
+use super::{Instance, WriteCheck, route_template};
 use crate::discovery::Candidate;
 use crate::error::{Code, ToolError};
 use crate::identity;
@@ -32,9 +32,12 @@ pub(super) fn refusal_reason(reply: &Reply) -> Option<String> {
 
 /// A 401: said of resmon once it has confirmed, and of "something on
 /// port N" while nothing on it has answered as resmon.
+/// For a write, the guard refused it before any work, so the sentence says
+/// after the refusal that it was not carried out (`not_done`).
 pub(super) fn token_refused(instance: &Instance, reply: &Reply) -> ToolError {
     let candidate = &instance.candidate;
     let reason = refusal_reason(reply);
+    let undone = reply.write.as_ref().map(|check| format!(" {}", not_done(check))).unwrap_or_default();
     let why = match reason.as_deref() {
         Some("token_missing") => "it received no token",
         Some("token_invalid") => {
@@ -46,7 +49,7 @@ pub(super) fn token_refused(instance: &Instance, reply: &Reply) -> ToolError {
     ToolError::new(
         Code::BackendUnavailable,
         format!(
-            "{} refused this server's local API token: {why}. Restart resmon so \
+            "{} refused this server's local API token: {why}.{undone} Restart resmon so \
              that it writes a fresh token file at {}, or set RESMON_STATE_DIR to the state \
              directory of the instance on that port (with RESMON_PORT or RESMON_PORT_FILE naming \
              that port, since a state directory alone names no instance), then try again.",
@@ -194,8 +197,52 @@ fn guard_refusal(reply: &Reply) -> Option<ToolError> {
 /// the guard's 403 for a forwarded port or an added Origin →
 /// backend_unavailable (`guard_refusal`); other 4xx → internal_error. The
 /// message of a 400, 404, 409, 422 or 429 is resmon's own when it gave a
-/// sentence; every other names the status line and the route.
+/// sentence; every other names the status line and the route. A write's 4xx
+/// then says that it was not carried out (`not_done`).
 pub(crate) fn status_error(reply: &Reply) -> ToolError {
+    let error = judged_status(reply);
+    let Some(check) = reply.write.as_ref().filter(|_| (400..500).contains(&reply.status)) else {
+        return error;
+    };
+    // resmon's "sentence" may be, whole, JSON text, which the last step of a
+    // call judges as JSON (a credential-shaped key's value withheld) only
+    // while it is a whole field (tools/withhold.rs): a sentence added after
+    // it would leave it read as free text. It is kept whole in `detail.said`.
+    if is_json_text(&error.message) {
+        let said = error.message.clone();
+        let message = format!(
+            "resmon refused {} with {}, giving as its reason JSON text rather than a sentence (in \
+             `detail.said`). {}",
+            reply.route,
+            status_text(reply.status),
+            not_done(check)
+        );
+        return ToolError { message, ..error }.with_detail("said", json!(said));
+    }
+    ToolError { message: format!("{} {}", full_stop(&error.message), not_done(check)), ..error }
+}
+
+/// Whether a text is, whole, a JSON object or array.
+fn is_json_text(text: &str) -> bool {
+    text.trim_start().starts_with(['{', '[']) && serde_json::from_str::<Value>(text).is_ok()
+}
+
+/// What a write resmon refused with a 4xx did not do: a refusal means it
+/// did not carry the write out (contract-notes 26), which the answer says
+/// after what resmon said. Never said of a 3xx or 5xx, whose outcome is
+/// not known, nor of a read, which changes nothing.
+fn not_done(check: &WriteCheck) -> String {
+    format!("resmon did nothing: it has not {}.", check.would_have)
+}
+
+/// A sentence as it ends before another is added: resmon's own may end
+/// without a full stop ("Already running").
+fn full_stop(sentence: &str) -> String {
+    let sentence = sentence.trim_end();
+    if sentence.ends_with(['.', '!', '?']) { sentence.to_string() } else { format!("{sentence}.") }
+}
+
+fn judged_status(reply: &Reply) -> ToolError {
     if is_missing_route(reply) {
         return missing_route(reply);
     }
@@ -220,8 +267,10 @@ pub(crate) fn status_error(reply: &Reply) -> ToolError {
             format!(
                 "{answered}{}: a refusal this server does not know for this route, so its cause is not \
                  known (a request something between them changed, releases that do not match, or a \
-                 request this server built wrongly); nothing was done.",
-                own_sentence(reply).map(|sentence| format!(" and said \"{sentence}\"")).unwrap_or_default()
+                 request this server built wrongly){}",
+                own_sentence(reply).map(|sentence| format!(" and said \"{sentence}\"")).unwrap_or_default(),
+                // A write's says so in its own words (`not_done`).
+                if reply.write.is_some() { "." } else { "; nothing was done." }
             ),
         ),
     };
@@ -288,63 +337,55 @@ fn last_name(path: &str) -> &str {
     path.rsplit('.').next().unwrap_or(path)
 }
 
-/// Routes whose request body carries the caller's arguments, beside fields
-/// this server fills in that the request names (`Reply::server_chosen`), so
-/// that a 400 sentence there naming none of this server's fields is about
-/// what the caller asked for: the contract has POST /api/routines answer a
-/// bad `entity` with a 400 that this server surfaces as invalid_argument
-/// ("Watch profiles and the basis of a match"), and the other create, the
-/// one-off search, the export and the settings write are alike. Matched as
-/// whole routes (the settings write for any group): a route under one of
-/// these paths, such as a routine's run, carries no body of the caller's.
-const CALLER_BODY_ROUTES: [&str; 5] = [
-    "POST /api/routines",
-    "POST /api/profiles",
-    "POST /api/search/sweep",
-    "POST /api/export/references",
-    "PUT /api/settings/",
-];
-
 /// contract-notes 17: a refusal is the caller's mistake only with evidence.
-/// A 422 whose problems name only fields the caller supplied, or a 400 whose
-/// sentence names one (or answers a route whose body is all the caller's),
-/// is `invalid_argument`. A refusal naming a field this server chose is
-/// `upstream_error` naming it. Anything else is `upstream_error` too.
+/// A 422 whose problems name only fields the caller supplied is
+/// `invalid_argument`; so is a sentence (a 400's, or a 422's without a
+/// `loc`) that names one of the call's own fields or quotes one of its
+/// values, and names none this server chose. Neither the route nor a body
+/// built mostly from the caller's arguments is evidence: every write's body
+/// carries fields this server chose too, and a sentence about neither kind
+/// (the framework's "There was an error parsing the body", a bare "Value not
+/// accepted") cannot be told. A refusal naming a field this server chose is
+/// `upstream_error` naming it; anything else is `upstream_error` too.
 fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: Option<&str>) -> ToolError {
     if let Some(offer) = refused_offer(reply, sentence) {
         return offer_refused(reply, error, offer, sentence);
     }
     // A problem inside a field is about that field: the paths say whose.
     let is_caller = |name: &str| {
-        reply.caller_supplied.iter().any(|field| at_or_inside(name, field))
+        reply.caller_supplied.iter().any(|field| at_or_inside(name, &field.path))
             || (!name.contains('.') && is_path_field(name))
     };
     let is_chosen = |name: &str| reply.server_chosen.iter().any(|field| at_or_inside(name, field));
-    let (named_choices, named_callers): (Vec<String>, Vec<String>) = if fields.is_empty() {
-        let words = sentence.map(words_of).unwrap_or_default();
-        let named = |list: &[String]| -> Vec<String> {
-            list.iter()
-                .filter(|field| words.contains(&last_name(field).to_ascii_lowercase()))
-                .cloned()
-                .collect()
-        };
-        (named(&reply.server_chosen), named(&reply.caller_supplied))
-    } else {
-        (
+    let (named_choices, named_callers): (Vec<String>, Vec<String>) = match (fields.is_empty(), sentence) {
+        (true, Some(sentence)) => {
+            let words = words_of(sentence);
+            // A field named as the route's resource is (update_settings'
+            // `settings`, under /api/settings) cannot be told from it: "Settings
+            // are locked" speaks of the resource, not of the argument.
+            let resource: Vec<String> = words_of(&reply.route);
+            let named = |path: &str| {
+                !resource.contains(&last_name(path).to_ascii_lowercase()) && names_field(&words, path)
+            };
+            let choices = reply.server_chosen.iter().filter(|field| named(field)).cloned().collect();
+            let callers: Vec<String> = reply
+                .caller_supplied
+                .iter()
+                .filter(|field| {
+                    named(&field.path) || field.values.iter().any(|value| quotes(sentence, &words, value))
+                })
+                .map(|field| field.path.clone())
+                .collect();
+            (choices, innermost(callers))
+        }
+        (true, None) => (Vec::new(), Vec::new()),
+        (false, _) => (
             fields.iter().filter(|field| is_chosen(field)).cloned().collect(),
             fields.iter().filter(|field| is_caller(field)).cloned().collect(),
-        )
+        ),
     };
-    let callers_body = sentence.is_some()
-        && fields.is_empty()
-        && CALLER_BODY_ROUTES.iter().any(|route| match route.strip_suffix('/') {
-            Some(prefix) => reply.route.strip_prefix(prefix).is_some_and(|rest| {
-                rest.strip_prefix('/').is_some_and(|group| !group.is_empty() && !group.contains('/'))
-            }),
-            None => reply.route == *route,
-        });
     let only_callers = if fields.is_empty() {
-        named_choices.is_empty() && (!named_callers.is_empty() || callers_body)
+        named_choices.is_empty() && !named_callers.is_empty()
     } else {
         fields.iter().all(|field| is_caller(field))
     };
@@ -450,6 +491,37 @@ fn words_of(sentence: &str) -> Vec<String> {
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|word| !word.is_empty())
         .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// Whether a sentence's words name a request field: its last name whole
+/// (`include_ids`), or its parts in a row (`document ids`), or, for an id
+/// (`profile_id`), what it is the id of (`profile`), as a sentence about a
+/// missing record says it.
+fn names_field(words: &[String], path: &str) -> bool {
+    let name = last_name(path).to_ascii_lowercase();
+    let parts: Vec<&str> = name.split('_').filter(|part| !part.is_empty()).collect();
+    let in_a_row = parts.len() > 1
+        && words.windows(parts.len()).any(|run| run.iter().zip(&parts).all(|(word, part)| word == part));
+    let record = name.strip_suffix("_id").filter(|noun| !noun.is_empty() && !noun.contains('_'));
+    words.contains(&name) || in_a_row || record.is_some_and(|noun| words.iter().any(|word| word == noun))
+}
+
+/// Whether a sentence quotes a value: inside quotes of any kind, or, for a
+/// whole number, as one of its words (`No watch profile with id 999.`).
+fn quotes(sentence: &str, words: &[String], value: &str) -> bool {
+    let quoted = ["'", "\"", "`"].iter().any(|q| sentence.contains(&format!("{q}{value}{q}")));
+    let number = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
+    quoted || (number && words.iter().any(|word| word == value))
+}
+
+/// The named fields without those that hold another named one: a value
+/// quoted from `parameters.entity.mode` is that field's, not its object's.
+fn innermost(paths: Vec<String>) -> Vec<String> {
+    paths
+        .iter()
+        .filter(|path| !paths.iter().any(|other| other != *path && at_or_inside(other, path)))
+        .cloned()
         .collect()
 }
 

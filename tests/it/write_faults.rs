@@ -1392,14 +1392,22 @@ fn a_sweep_whose_duplicate_is_null_is_quoted() {
 }
 
 /// A refusal whose sentence is, whole, JSON text is judged as JSON text is:
-/// a credential-shaped key in it keeps its name and loses its value.
+/// a credential-shaped key in it keeps its name and loses its value. A
+/// write's keeps it whole in `detail.said`, so that the sentence saying the
+/// write was not done does not turn it into free text.
 #[test]
 fn a_refusal_sentence_that_is_json_text_withholds_credential_values() {
     let mut bench = bench();
     let body = json!({"detail": "{\"password\": \"SECRET-MESSAGE-1\", \"field\": \"query\"}"}).to_string();
     bench.fake.set_fault_for("POST", "/api/search/sweep", Fault::Status(400, body));
     let error = bench.error("run_sweep", json!({"query": "graph attention", "sources": ["arxiv"]}));
-    assert!(message(&error).contains(r#""password":{"withheld":true}"#), "{error}");
+    // Kept whole beside the message, which says the write was not done.
+    let said = error["detail"]["said"].as_str().unwrap();
+    assert!(said.contains(r#""password":{"withheld":true}"#), "{error}");
+    assert!(
+        message(&error).ends_with("resmon did nothing: it has not started the one-off search."),
+        "{error}"
+    );
     let transcript = bench.session.transcript.join("\n");
     assert!(!transcript.contains("SECRET-MESSAGE"), "a credential value was shown: {transcript}");
 }
@@ -1643,4 +1651,178 @@ fn a_queued_sweep_is_said_as_queued_not_as_a_run_to_look_up() {
         assert!(error["detail"].get("execution_id").is_none(), "{error}");
         assert_eq!(bench.count("POST", "/api/search/sweep"), 1, "{fault:?}: sent once");
     }
+}
+
+// ------------------------------------------------------------------ a write resmon refused
+
+/// The writes whose body carries fields this server chose beside the
+/// caller's (a sweep's `max_results`, a create's `is_active: false` and
+/// `parameters.query`, a profile's `kind`), each with what resmon would
+/// have done, as a refusal of it says it was not done.
+fn body_writes() -> Vec<(&'static str, Value, &'static str, &'static str, &'static str)> {
+    vec![
+        (
+            "run_sweep",
+            json!({"query": "graph attention", "sources": ["arxiv"]}),
+            "POST",
+            "/api/search/sweep",
+            "started the one-off search",
+        ),
+        ("create_routine", routine_arguments(), "POST", "/api/routines", "created a routine"),
+        (
+            "create_watch_profile",
+            json!({"name": "Ada Example"}),
+            "POST",
+            "/api/profiles",
+            "created a watch profile",
+        ),
+        (
+            "update_settings",
+            json!({"group": "ai", "settings": {"ai_model": "synthetic-model-2"}}),
+            "PUT",
+            "/api/settings/ai",
+            "saved the change to the ai settings",
+        ),
+    ]
+}
+
+/// contract-notes 17: a refusal that shows nothing of whose it is (the
+/// framework's body-parse 400, a 422 without a `loc`) is never blamed on
+/// the caller, on a route whose body is mostly the caller's too: it is
+/// `upstream_error` quoting resmon's status and route, and it says that the
+/// write was not carried out.
+#[test]
+fn a_refusal_of_a_writes_body_that_names_nothing_of_the_call_blames_no_argument() {
+    let mut bench = bench();
+    for (tool, arguments, method, path, would_have) in body_writes() {
+        for (status, said) in [(400, "There was an error parsing the body"), (422, "Value not accepted")] {
+            let body = json!({ "detail": said }).to_string();
+            bench.fault_only(method, path, Fault::Status(status, body));
+            let error = bench.error(tool, arguments.clone());
+            let case = format!("{tool} {status}");
+            assert_eq!(error["error"], "upstream_error", "{case}: {error}");
+            let text = message(&error);
+            assert!(text.contains(&format!("refused {method} {path} ({status}: {said})")), "{case}: {text}");
+            assert!(
+                text.contains("nothing shows that an argument of this call was at fault"),
+                "{case}: {text}"
+            );
+            assert!(
+                text.ends_with(&format!("resmon did nothing: it has not {would_have}.")),
+                "{case}: {text}"
+            );
+            assert_eq!(error["detail"]["status"], json!(status), "{case}: {error}");
+            assert_eq!(error["detail"]["route"], json!(format!("{method} {path}")), "{case}: {error}");
+            assert!(error["detail"].get("outcome_unknown").is_none(), "{case}: {error}");
+            assert_eq!(bench.count(method, path), 1, "{case}: sent once");
+        }
+    }
+}
+
+/// The evidence that makes a refusal of a write's body the caller's: a
+/// field of the call's own named (a settings key, the entity), or one of
+/// its values quoted; a sentence that speaks of neither stays resmon's.
+#[test]
+fn a_refusal_of_a_writes_body_is_the_callers_only_with_evidence() {
+    let mut bench = bench();
+    let sweep = json!({"query": "graph attention", "sources": ["arxiv"]});
+    let watch = json!({"name": "W", "keywords": [], "sources": ["arxiv"], "schedule": "0 8 * * 1",
+                       "entity": {"profile_id": 5, "mode": "new_papers"}});
+    let settings = json!({"group": "ai", "settings": {"ai_model": "synthetic-model-2"}});
+    let cases = [
+        // One of the caller's values, quoted.
+        (
+            "run_sweep",
+            sweep.clone(),
+            "POST",
+            "/api/search/sweep",
+            "Source 'arxiv' is not configured.",
+            "invalid_argument",
+        ),
+        // The caller's own key inside `settings`.
+        (
+            "update_settings",
+            settings.clone(),
+            "PUT",
+            "/api/settings/ai",
+            "ai_model must name an installed model",
+            "invalid_argument",
+        ),
+        // The profile the call's entity names.
+        (
+            "create_routine",
+            watch,
+            "POST",
+            "/api/routines",
+            "That profile does not exist.",
+            "invalid_argument",
+        ),
+        // A create without an entity names no profile: nothing shows whose.
+        (
+            "create_routine",
+            routine_arguments(),
+            "POST",
+            "/api/routines",
+            "That profile does not exist.",
+            "upstream_error",
+        ),
+        // A word that is no field and no value of the call.
+        ("run_sweep", sweep, "POST", "/api/search/sweep", "Search is paused.", "upstream_error"),
+        ("update_settings", settings, "PUT", "/api/settings/ai", "Settings are locked.", "upstream_error"),
+    ];
+    for (tool, arguments, method, path, said, code) in cases {
+        bench.fault_only(method, path, Fault::Status(400, json!({ "detail": said }).to_string()));
+        let error = bench.error(tool, arguments);
+        assert_eq!(error["error"], code, "{tool} {said}: {error}");
+        assert!(message(&error).contains(said), "{tool} {said}: {error}");
+        assert_eq!(bench.count(method, path), 1, "{tool} {said}");
+    }
+}
+
+/// A write resmon refused (a 4xx) says, after what resmon said, that it was
+/// not carried out; a read, and a write whose outcome is not known (a 5xx),
+/// say nothing of the kind.
+#[test]
+fn a_refused_write_says_that_it_was_not_carried_out() {
+    let mut bench = bench();
+    // The token refused twice (the one resend after rediscovery included).
+    bench.fault_only("POST", "/api/routines", Fault::Unauthorized);
+    let error = bench.error("create_routine", routine_arguments());
+    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    let text = message(&error);
+    assert!(text.contains("refused this server's local API token"), "{text}");
+    assert!(text.contains("resmon did nothing: it has not created a routine."), "{text}");
+    assert!(text.find("did nothing") < text.find("Restart resmon"), "said before the advice: {text}");
+    // resmon's own sentence first, then what was not done.
+    let already = json!({"detail": "Already running"}).to_string();
+    bench.fault_only("POST", "/api/routines/8/run", Fault::Status(409, already.clone()));
+    let error = bench.error("run_routine", json!({"routine_id": 8}));
+    assert_eq!(error["error"], "conflict", "{error}");
+    assert_eq!(
+        message(&error),
+        "Already running. resmon did nothing: it has not started or queued a run of routine 8.",
+        "{error}"
+    );
+    let gone = json!({"detail": "Routine not found"}).to_string();
+    bench.fault_only("POST", "/api/routines/8/activate", Fault::Status(404, gone));
+    let error = bench.error("activate_routine", json!({"routine_id": 8}));
+    assert_eq!(error["error"], "not_found", "{error}");
+    assert_eq!(message(&error), "Routine not found. resmon did nothing: it has not activated routine 8.");
+    let invalid = json!({"detail": [{"loc": ["body", "settings", "ai_model"], "msg": "Value error"}]});
+    bench.fault_only("PUT", "/api/settings/ai", Fault::Status(422, invalid.to_string()));
+    let error = bench.error("update_settings", json!({"group": "ai", "settings": {"ai_model": "x"}}));
+    assert_eq!(error["error"], "invalid_argument", "{error}");
+    assert!(message(&error).ends_with("resmon did nothing: it has not saved the change to the ai settings."));
+    // A read changes nothing, and says nothing of it.
+    bench.fault_only("GET", "/api/routines", Fault::Status(409, already));
+    let error = bench.error("list_routines", json!({}));
+    assert_eq!(message(&error), "Already running", "{error}");
+    bench.fault_only("GET", "/api/routines", Fault::Unauthorized);
+    let error = bench.error("list_routines", json!({}));
+    assert!(!message(&error).contains("did nothing"), "{error}");
+    // A 5xx does not say whether the write was done.
+    bench.fault_only("POST", "/api/routines/8/run", Fault::Status(503, String::new()));
+    let error = bench.error("run_routine", json!({"routine_id": 8}));
+    assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
+    assert!(!message(&error).contains("did nothing"), "{error}");
 }

@@ -289,7 +289,10 @@ fn run_routine_maps_a_missing_routine_and_refuses_bad_ids_unsent() {
     let mut bench = bench();
     let error = tool_error(&bench.call("run_routine", json!({"routine_id": 999})));
     assert_eq!(error["error"], "not_found");
-    assert_eq!(error["message"], "Routine not found");
+    assert_eq!(
+        error["message"],
+        "Routine not found. resmon did nothing: it has not started or queued a run of routine 999."
+    );
     for arguments in [
         json!({}),
         json!({"routine_id": 0}),
@@ -387,7 +390,10 @@ fn create_routine_surfaces_resmons_entity_refusal_without_a_read_back() {
     );
     let error = tool_error(&result);
     assert_eq!(error["error"], "invalid_argument");
-    assert_eq!(error["message"], "No watch profile with id 999.");
+    assert_eq!(
+        error["message"],
+        "No watch profile with id 999. resmon did nothing: it has not created a routine."
+    );
     assert_eq!(bench.sent(), pairs(&[("POST", "/api/routines")]), "entity went to resmon unexamined");
     // An institution profile is resmon's to refuse too.
     let error = tool_error(&bench.call(
@@ -655,7 +661,12 @@ fn activate_and_deactivate_switch_the_schedule_flag_and_repeat_safely() {
     for tool in ["activate_routine", "deactivate_routine"] {
         let error = tool_error(&bench.call(tool, json!({"routine_id": 999})));
         assert_eq!(error["error"], "not_found", "{tool}");
-        assert_eq!(error["message"], "Routine not found");
+        // resmon's sentence, then that the switch was not made.
+        let done = if tool == "activate_routine" { "activated" } else { "deactivated" };
+        assert_eq!(
+            error["message"],
+            format!("Routine not found. resmon did nothing: it has not {done} routine 999.")
+        );
         for arguments in [json!({}), json!({"routine_id": -1}), json!({"routine_id": 1.5})] {
             let error = bench.refused_with_nothing_sent(tool, arguments);
             assert_eq!(error["error"], "invalid_argument");
@@ -813,7 +824,11 @@ fn update_settings_passes_on_resmons_own_refusal_of_a_value() {
         json!({"group": "notifications", "settings": {"notify_automatic_mode": "sometimes"}}),
     ));
     assert_eq!(error["error"], "invalid_argument");
-    assert_eq!(error["message"], "notify_automatic_mode must be 'all', 'selected', or 'none'");
+    assert_eq!(
+        error["message"],
+        "notify_automatic_mode must be 'all', 'selected', or 'none'. resmon did nothing: it has not saved \
+         the change to the notifications settings."
+    );
     assert_eq!(
         bench.sent(),
         pairs(&[("GET", "/api/settings/notifications"), ("PUT", "/api/settings/notifications")])
@@ -1109,6 +1124,9 @@ fn an_unexplained_400_to_a_bodiless_write_blames_no_argument() {
         json!({"name": "R", "keywords": [], "sources": ["arxiv"], "schedule": "0 8 * * 1", "entity": {"profile_id": 99, "mode": "new_papers"}}),
     ));
     assert_eq!(error["error"], "invalid_argument", "{error}");
-    assert_eq!(error["message"], "That profile does not exist.", "resmon's sentence: {error}");
+    assert_eq!(
+        error["message"], "That profile does not exist. resmon did nothing: it has not created a routine.",
+        "resmon's sentence, then what was not done: {error}"
+    );
     assert_eq!(bench.fake.requests_to("POST", "/api/routines").len(), 1, "resmon was asked");
 }

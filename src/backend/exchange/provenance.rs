@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::super::{Backend, Offered};
+use super::super::{Backend, CallerField, Offered};
 
 impl Backend {
     /// The call's offered values, each with what the request's query and
@@ -31,39 +31,45 @@ impl Backend {
     /// when the path of one of the call's fields leads to it or contains it;
     /// an object that holds both kinds (create_routine's `parameters`) is
     /// neither, and its fields are sorted one by one (contract-notes 17).
+    /// Each of the caller's fields keeps the values it sent, except any that
+    /// a field of this server's sent too, since a sentence quoting such a
+    /// value may be about either.
     pub(super) fn provenance(
         &self,
         query: &[(&str, String)],
         body: Option<&Value>,
-    ) -> (Vec<String>, Vec<String>) {
-        let (mut callers, mut chosen) = (Vec::new(), Vec::new());
-        for (key, _) in query {
-            let list = if self.is_callers(key) { &mut callers } else { &mut chosen };
-            list.push(key.to_string());
+    ) -> (Vec<CallerField>, Vec<String>) {
+        let mut sorted = Sorted::default();
+        for (key, value) in query {
+            if self.is_callers(key) {
+                sorted.callers.push(CallerField { path: key.to_string(), values: vec![value.clone()] });
+            } else {
+                sorted.chosen.push(key.to_string());
+                sorted.chosen_values.push(value.clone());
+            }
         }
         if let Some(Value::Object(fields)) = body {
-            self.sort_fields(fields, "", &mut callers, &mut chosen);
+            self.sort_fields(fields, "", &mut sorted);
+        }
+        let Sorted { mut callers, chosen, chosen_values } = sorted;
+        for field in &mut callers {
+            field.values.retain(|value| !chosen_values.contains(value));
         }
         (callers, chosen)
     }
 
-    fn sort_fields(
-        &self,
-        fields: &serde_json::Map<String, Value>,
-        prefix: &str,
-        callers: &mut Vec<String>,
-        chosen: &mut Vec<String>,
-    ) {
+    fn sort_fields(&self, fields: &serde_json::Map<String, Value>, prefix: &str, sorted: &mut Sorted) {
         for (key, value) in fields {
             let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
             if self.is_callers(&path) {
-                callers.push(path);
+                caller_field(path, value, &mut sorted.callers);
             } else if self.caller_fields.iter().any(|field| within(field, &path)) {
                 if let Value::Object(inner) = value {
-                    self.sort_fields(inner, &path, callers, chosen);
+                    self.sort_fields(inner, &path, sorted);
                 }
             } else {
-                chosen.push(path);
+                sorted.chosen.push(path);
+                scalars(value, &mut sorted.chosen_values);
             }
         }
     }
@@ -79,6 +85,42 @@ impl Backend {
     pub(super) fn caller_paged(&self, query: &[(&str, String)], body: Option<&Value>) -> bool {
         let chosen_by_caller = |field: &str| self.caller_fields.iter().any(|name| name == field);
         takes_page(query, body).iter().any(|field| chosen_by_caller(field))
+    }
+}
+
+/// A request's fields as `provenance` sorts them.
+#[derive(Default)]
+struct Sorted {
+    callers: Vec<CallerField>,
+    chosen: Vec<String>,
+    /// What this server's own fields sent.
+    chosen_values: Vec<String>,
+}
+
+/// One of the caller's fields with the values it sent and, inside an object
+/// it holds, each key by its own path: the names the caller wrote (a
+/// settings key, the entity's `mode`) are the ones a refusal would use.
+fn caller_field(path: String, value: &Value, callers: &mut Vec<CallerField>) {
+    let mut values = Vec::new();
+    scalars(value, &mut values);
+    let inner = value
+        .as_object()
+        .map(|inner| inner.iter().map(|(key, value)| (format!("{path}.{key}"), value)).collect::<Vec<_>>());
+    callers.push(CallerField { path, values });
+    for (path, value) in inner.unwrap_or_default() {
+        caller_field(path, value, callers);
+    }
+}
+
+/// The strings (not blank) and numbers a value holds at any depth, as text;
+/// a boolean or a null quotes nothing of anyone's.
+fn scalars(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(text) if !text.trim().is_empty() => out.push(text.clone()),
+        Value::Number(number) => out.push(number.to_string()),
+        Value::Array(items) => items.iter().for_each(|item| scalars(item, out)),
+        Value::Object(fields) => fields.values().for_each(|item| scalars(item, out)),
+        _ => (),
     }
 }
 

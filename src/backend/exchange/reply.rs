@@ -41,14 +41,34 @@ pub(crate) struct Reply {
     /// Query and body fields of the request that this server chose rather
     /// than took from the caller's arguments (contract-notes 17).
     pub server_chosen: Vec<String>,
-    /// Fields of the request that carry the caller's arguments.
-    pub caller_supplied: Vec<String>,
+    /// Fields of the request that carry the caller's arguments, each with
+    /// the values it sent (contract-notes 17).
+    pub caller_supplied: Vec<CallerField>,
     /// The caller's values that the tool's own schema offers, with what the
     /// request carried for each (contract-notes 17).
     pub offered: Vec<Offered>,
     /// For a request that could have changed resmon (`Backend::may_change`),
     /// what it would have done and the read that shows it; `None` for a read.
     pub write: Option<WriteCheck>,
+}
+
+/// A request field that carries the caller's argument: its whole path
+/// (`parameters.entity`, and each key inside an object the caller gave, such
+/// as `parameters.entity.mode` or `settings.ai_model`), and the values it
+/// sent that no field this server chose also sent, so that a refusal quoting
+/// one of them is about what the caller asked for (contract-notes 17).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CallerField {
+    pub path: String,
+    /// Its strings and numbers as text, at any depth.
+    pub values: Vec<String>,
+}
+
+impl From<&str> for CallerField {
+    /// A field known by its path alone, as a unit test names one.
+    fn from(path: &str) -> CallerField {
+        CallerField { path: path.to_string(), values: Vec::new() }
+    }
 }
 
 /// A value the caller gave that the tool's own input schema offers in an

@@ -91,7 +91,7 @@ pub(super) fn refused_offer<'a>(reply: &'a Reply, sentence: Option<&str>) -> Opt
     let words = words_of(sentence);
     let names = |text: &str| words.iter().any(|word| word.eq_ignore_ascii_case(text));
     let named_callers: Vec<&String> =
-        reply.caller_supplied.iter().filter(|field| names(last_name(field))).collect();
+        reply.caller_supplied.iter().map(|field| &field.path).filter(|path| names(last_name(path))).collect();
     reply.offered.iter().find(|offer| {
         let quoted =
             |text: &str| ["'", "\"", "`"].iter().any(|q| sentence.contains(&format!("{q}{text}{q}")));
@@ -143,7 +143,7 @@ pub(super) fn offer_refused(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::{Offered, reply, status_error};
+    use crate::backend::{CallerField, Offered, reply, status_error};
     use crate::error::Code;
 
     /// A refusal of the export route, whose `format` the caller chose from
@@ -283,7 +283,11 @@ mod tests {
         // A create's entity refusal names a field with no offered value.
         let mut entity = reply(400, "application/json", r#"{"detail": "Unknown watch profile 99."}"#);
         entity.route = "POST /api/routines".into();
-        entity.caller_supplied = vec!["entity".into(), "parameters".into()];
+        entity.caller_supplied = vec![
+            CallerField { path: "parameters.entity".into(), values: vec!["99".into(), "new_papers".into()] },
+            CallerField { path: "parameters.entity.profile_id".into(), values: vec!["99".into()] },
+            CallerField { path: "parameters.entity.mode".into(), values: vec!["new_papers".into()] },
+        ];
         assert_eq!(status_error(&entity).code, Code::InvalidArgument);
     }
 }

@@ -3,7 +3,7 @@
 
 use super::unsettled::location_path;
 use super::*;
-use crate::backend::reply;
+use crate::backend::{CallerField, reply};
 
 #[test]
 fn a_redirect_says_what_came_back_and_whether_a_write_may_be_done() {
@@ -129,14 +129,44 @@ fn a_refusal_is_blamed_on_the_caller_only_with_evidence() {
         r#"{"detail": [{"loc": ["body", "mystery"], "msg": "bad"}]}"#,
     ));
     assert_eq!(unknown.code, Code::UpstreamError);
-    // A 400 sentence that names nobody's field, on a route whose body is
-    // the caller's own, is about the caller's values; on another route
-    // nothing shows whose it is.
+    // A 400 sentence that names nobody's field and quotes none of the
+    // call's values shows nothing of whose it is, whatever the route: a
+    // create's body carries fields this server chose too.
     let mut created = reply(400, "application/json", r#"{"detail": "That profile does not exist."}"#);
     created.route = "POST /api/routines".into();
-    assert_eq!(status_error(&created).code, Code::InvalidArgument);
+    assert_eq!(status_error(&created).code, Code::UpstreamError);
     let unclear = status_error(&reply(400, "application/json", r#"{"detail": "Search is unavailable."}"#));
     assert_eq!(unclear.code, Code::UpstreamError);
+    // The same sentence about the profile the call's entity names is the
+    // caller's: an id is spoken of as what it is the id of.
+    created.caller_supplied = vec![
+        "parameters.entity".into(),
+        "parameters.entity.profile_id".into(),
+        "parameters.entity.mode".into(),
+    ];
+    assert_eq!(status_error(&created).code, Code::InvalidArgument);
+    // So is a sentence that quotes one of the call's own values, unless a
+    // field this server chose sent it too.
+    let mut quoted = reply(400, "application/json", r#"{"detail": "Source 'nowhere' is not configured."}"#);
+    quoted.route = "POST /api/search/sweep".into();
+    quoted.caller_supplied =
+        vec![CallerField { path: "repositories".into(), values: vec!["nowhere".into()] }];
+    assert_eq!(status_error(&quoted).code, Code::InvalidArgument);
+    let mut numbered = reply(400, "application/json", r#"{"detail": "No watch profile with id 999."}"#);
+    numbered.caller_supplied =
+        vec![CallerField { path: "parameters.entity".into(), values: vec!["999".into()] }];
+    assert_eq!(status_error(&numbered).code, Code::InvalidArgument);
+    numbered.caller_supplied[0].values.clear();
+    assert_eq!(status_error(&numbered).code, Code::UpstreamError, "999 quoted from no field of the call");
+    // A field named as the route's resource is named by no sentence about it.
+    let mut locked = reply(400, "application/json", r#"{"detail": "Settings are locked."}"#);
+    locked.route = "PUT /api/settings/ai".into();
+    locked.caller_supplied = vec!["settings".into(), "settings.ai_model".into()];
+    assert_eq!(status_error(&locked).code, Code::UpstreamError);
+    let mut key = reply(400, "application/json", r#"{"detail": "ai_model must name an installed model."}"#);
+    key.route = "PUT /api/settings/ai".into();
+    key.caller_supplied = locked.caller_supplied.clone();
+    assert_eq!(status_error(&key).code, Code::InvalidArgument);
     // A sentence naming the caller's field is the caller's.
     let named = status_error(&reply(400, "application/json", r#"{"detail": "The query is too long."}"#));
     assert_eq!(named.code, Code::InvalidArgument);
