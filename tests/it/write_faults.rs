@@ -52,10 +52,34 @@ impl Bench {
         self.fake.clear_requests();
         self.fake.set_fault_for(method, path, fault);
     }
+
+    /// A write that resmon carried out and whose answer then went wrong: an
+    /// `upstream_error` that keeps the rule of `assert_applied`.
+    fn applied_error(&mut self, tool: &str, arguments: Value, opening: &str) -> Value {
+        let error = self.error(tool, arguments);
+        assert_eq!(error["error"], "upstream_error", "{error}");
+        assert_applied(&error, opening);
+        error
+    }
+
+    /// The next create's read-back of its routine (`GET /api/routines/{id}`)
+    /// answered with `fault`; returns the id that routine will get.
+    fn read_back_fault(&self, fault: Fault) -> i64 {
+        let id = self.fake.state().next_routine_id;
+        self.fake.set_fault_for("GET", "/api/routines/{id}", fault);
+        id
+    }
 }
 
 fn message(error: &Value) -> &str {
     error["message"].as_str().unwrap()
+}
+
+/// An answer whose `detail` sentence says `says` and never `never`.
+fn assert_detail_says(answer: &Value, says: &str, never: &str) {
+    let detail = answer["detail"].as_str().unwrap();
+    assert!(detail.contains(says), "{answer}");
+    assert!(!detail.contains(never), "{answer}");
 }
 
 /// The rule every error after acceptance keeps.
@@ -77,12 +101,7 @@ fn routine_arguments() -> Value {
 #[test]
 fn a_created_routine_whose_read_back_is_404_opens_with_its_creation() {
     let mut bench = bench();
-    let id = bench.fake.state().next_routine_id;
-    bench.fake.set_fault_for(
-        "GET",
-        "/api/routines/{id}",
-        Fault::Status(404, r#"{"detail": "Routine not found"}"#.into()),
-    );
+    let id = bench.read_back_fault(Fault::Status(404, r#"{"detail": "Routine not found"}"#.into()));
     let error = bench.error("create_routine", routine_arguments());
     assert_eq!(error["error"], "upstream_error", "never the read-back's not_found: {error}");
     assert_applied(
@@ -109,17 +128,23 @@ fn a_created_routine_whose_read_back_is_404_opens_with_its_creation() {
 
 #[test]
 fn a_read_back_that_loses_the_connection_is_backend_unavailable_and_still_applied() {
+    failed_read_back(Fault::CloseWithoutAnswer, "backend_unavailable");
+}
+
+/// A create whose read-back failed with `fault`: the error carries `code`,
+/// opens with the creation, keeps the new id, and the create was sent once.
+fn failed_read_back(fault: Fault, code: &str) -> Value {
     let mut bench = bench();
-    let id = bench.fake.state().next_routine_id;
-    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::CloseWithoutAnswer);
+    let id = bench.read_back_fault(fault);
     let error = bench.error("create_routine", routine_arguments());
-    assert_eq!(error["error"], "backend_unavailable", "{error}");
+    assert_eq!(error["error"], code, "{error}");
     assert_applied(
         &error,
         &format!("resmon created routine {id} (it answered 201), but reading it back failed"),
     );
     assert_eq!(error["detail"]["id"], json!(id));
-    assert_eq!(bench.count("POST", "/api/routines"), 1);
+    assert_eq!(bench.count("POST", "/api/routines"), 1, "created once, never re-sent");
+    error
 }
 
 // ------------------------------------------------------------------ 2xx answers of another shape
@@ -324,23 +349,26 @@ fn update_settings_never_reads_the_puts_body_and_always_reads_back() {
 
 #[test]
 fn a_settings_read_back_that_fails_is_never_not_found() {
-    let mut bench = bench();
-    bench.fake.set_fault_after(
-        "GET",
-        "/api/settings/ai",
-        1,
-        Fault::Status(404, r#"{"detail": "No such settings group"}"#.into()),
-    );
     let error =
-        bench.error("update_settings", json!({"group": "ai", "settings": {"ai_model": "synthetic-model-3"}}));
-    assert_eq!(error["error"], "upstream_error", "{error}");
-    assert_applied(
-        &error,
+        settings_read_back_failed(Fault::Status(404, r#"{"detail": "No such settings group"}"#.into()));
+    assert_eq!(error["detail"]["requested"], json!({"ai_model": "synthetic-model-3"}));
+}
+
+/// An ai settings write whose read-back (the group's second GET) answered
+/// with `fault`: an error after the accepted PUT, sent once, that says which
+/// values resmon kept is not known.
+fn settings_read_back_failed(fault: Fault) -> Value {
+    let mut bench = bench();
+    bench.fake.set_fault_after("GET", "/api/settings/ai", 1, fault);
+    let error = bench.applied_error(
+        "update_settings",
+        json!({"group": "ai", "settings": {"ai_model": "synthetic-model-3"}}),
         "resmon accepted the change to the ai settings (it answered 200), but reading the group back failed",
     );
     assert!(message(&error).contains("which values resmon kept is not known"), "{error}");
-    assert_eq!(error["detail"]["requested"], json!({"ai_model": "synthetic-model-3"}));
-    assert_eq!(bench.count("PUT", "/api/settings/ai"), 1);
+    assert_eq!(bench.count("PUT", "/api/settings/ai"), 1, "put once, never again");
+    assert_eq!(bench.count("GET", "/api/settings/ai"), 2, "read before the PUT and once after");
+    error
 }
 
 // ------------------------------------------------------------------ credential-shaped keys
@@ -429,9 +457,7 @@ fn a_profile_stored_without_an_orcid_is_never_said_to_have_one() {
         json!({"name": "Ada Example", "orcid": "0000-0002-1825-0097", "orcid_cited": "Her homepage",
                "affiliations": ["Example University"]}),
     );
-    let detail = answer["detail"].as_str().unwrap();
-    assert!(detail.contains("shows an ORCID among its identifiers"), "{answer}");
-    assert!(!detail.contains("rest on the identifier"), "{answer}");
+    assert_detail_says(&answer, "shows an ORCID among its identifiers", "rest on the identifier");
 }
 
 #[test]
@@ -529,17 +555,12 @@ fn a_credential_shaped_key_nested_in_a_group_value_is_withheld_in_the_diff() {
 #[test]
 fn records_echoed_from_resmon_never_show_a_credential_value() {
     let mut bench = bench();
-    let id = bench.fake.state().next_routine_id;
-    bench.fake.set_fault_for(
-        "GET",
-        "/api/routines/{id}",
-        Fault::SetKeys(json!({
-            "webhook_secret": "SECRET-R-3",
-            "storage_settings": "{\"auth_header\": \"Bearer SECRET-R-4\", \"folder\": \"papers\"}",
-            "notes": "{\"hooks\": [{\"api_token\": \"SECRET-R-5\"}]}",
-            "max_tokens": 4096,
-        })),
-    );
+    let id = bench.read_back_fault(Fault::SetKeys(json!({
+        "webhook_secret": "SECRET-R-3",
+        "storage_settings": "{\"auth_header\": \"Bearer SECRET-R-4\", \"folder\": \"papers\"}",
+        "notes": "{\"hooks\": [{\"api_token\": \"SECRET-R-5\"}]}",
+        "max_tokens": 4096,
+    })));
     let created = bench.ok("create_routine", routine_arguments());
     let routine = &created["routine"];
     assert_eq!(routine["webhook_secret"], json!({"withheld": true}), "{created}");
@@ -630,9 +651,11 @@ fn a_settings_read_that_gives_a_key_twice_is_quoted_never_settled() {
     let arguments = json!({"group": "ai", "settings": {"ai_model": "synthetic-model-2"}});
     let repeated = Fault::RepeatKey("ai_model".into(), json!("claude-sonnet-4-5"));
     bench.fake.set_fault_after("GET", "/api/settings/ai", 1, repeated);
-    let error = bench.error("update_settings", arguments.clone());
-    assert_eq!(error["error"], "upstream_error", "{error}");
-    assert_applied(&error, "resmon accepted the change to the ai settings (it answered 200), but ");
+    let error = bench.applied_error(
+        "update_settings",
+        arguments.clone(),
+        "resmon accepted the change to the ai settings (it answered 200), but ",
+    );
     let text = message(&error);
     assert!(text.contains("gave `ai_model` more than once, with different values"), "{text}");
     assert!(!text.contains("did not keep"), "no value is taken for the one it holds: {text}");
@@ -687,55 +710,30 @@ fn a_settings_read_that_gives_a_key_twice_is_quoted_never_settled() {
 /// without guessing at another release (contract-notes 16).
 #[test]
 fn a_settings_read_back_answered_the_frameworks_404_is_said_as_seen() {
-    let mut bench = bench();
-    let not_found = Fault::Status(404, r#"{"detail":"Not Found"}"#.into());
-    bench.fake.set_fault_after("GET", "/api/settings/ai", 1, not_found);
-    let error =
-        bench.error("update_settings", json!({"group": "ai", "settings": {"ai_model": "synthetic-model-3"}}));
-    assert_eq!(error["error"], "upstream_error", "{error}");
-    assert_applied(
-        &error,
-        "resmon accepted the change to the ai settings (it answered 200), but reading the group back failed",
-    );
+    let error = settings_read_back_failed(Fault::Status(404, r#"{"detail":"Not Found"}"#.into()));
     let text = message(&error);
     assert!(text.contains("GET /api/settings/ai with 404 Not Found"), "{text}");
     assert!(text.contains("the same route had answered"), "{text}");
     assert!(!text.contains("older or newer"), "{text}");
     assert!(!text.contains("does not serve"), "{text}");
-    assert!(text.contains("which values resmon kept is not known"), "{text}");
     assert_eq!(error["detail"]["failure"]["status"], json!(404), "{error}");
     assert!(error["detail"]["failure"].get("missing_route").is_none(), "{error}");
-    assert_eq!(bench.count("PUT", "/api/settings/ai"), 1);
-    assert_eq!(bench.count("GET", "/api/settings/ai"), 2);
 }
 
 // ------------------------------------------------------------------ the code after acceptance
 
 #[test]
 fn a_read_back_refused_with_401_is_upstream_error_not_a_lost_connection() {
-    let mut bench = bench();
-    let id = bench.fake.state().next_routine_id;
-    bench.fake.set_fault_for(
-        "GET",
-        "/api/routines/{id}",
-        Fault::Status(401, r#"{"detail": {"reason": "token_missing"}}"#.into()),
-    );
-    let error = bench.error("create_routine", routine_arguments());
-    assert_eq!(error["error"], "upstream_error", "resmon answered; no connection was lost: {error}");
-    assert_applied(
-        &error,
-        &format!("resmon created routine {id} (it answered 201), but reading it back failed"),
-    );
-    assert_eq!(error["detail"]["id"], json!(id));
+    // resmon answered, so no connection was lost.
+    let refused = Fault::Status(401, r#"{"detail": {"reason": "token_missing"}}"#.into());
+    let error = failed_read_back(refused, "upstream_error");
     assert_eq!(error["detail"]["failure"]["reason"], json!("token_missing"), "{error}");
-    assert_eq!(bench.count("POST", "/api/routines"), 1, "created once, never re-sent");
 }
 
 #[test]
 fn a_read_back_refused_for_a_rejected_token_still_names_the_token_file() {
     let mut bench = bench();
-    let id = bench.fake.state().next_routine_id;
-    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::Unauthorized);
+    let id = bench.read_back_fault(Fault::Unauthorized);
     let error = bench.error("create_routine", routine_arguments());
     assert_applied(
         &error,
@@ -797,10 +795,9 @@ fn a_key_given_twice_is_quoted_with_both_values() {
         "/api/search/sweep",
         Fault::RepeatKey("execution_id".into(), json!(9999)),
     );
-    let error = bench.error("run_sweep", json!({"query": "graph attention", "sources": ["arxiv"]}));
-    assert_eq!(error["error"], "upstream_error", "{error}");
-    assert_applied(
-        &error,
+    let error = bench.applied_error(
+        "run_sweep",
+        json!({"query": "graph attention", "sources": ["arxiv"]}),
         "resmon accepted the one-off search (it answered 200), but its answer gave `execution_id` more than \
          once, with different values",
     );
@@ -824,10 +821,9 @@ fn a_key_given_twice_is_quoted_with_both_values() {
 fn a_switch_answered_the_other_way_or_for_another_routine_is_not_passed_on() {
     let mut bench = bench();
     bench.fake.set_fault_for("POST", "/api/routines/7/activate", Fault::SetKeys(json!({"is_active": false})));
-    let error = bench.error("activate_routine", json!({"routine_id": 7}));
-    assert_eq!(error["error"], "upstream_error", "{error}");
-    assert_applied(
-        &error,
+    let error = bench.applied_error(
+        "activate_routine",
+        json!({"routine_id": 7}),
         "resmon accepted the request to activate routine 7 (it answered 200), but its answer gave \
          `is_active: false` for routine 7, the opposite of what activate asks",
     );
@@ -836,33 +832,41 @@ fn a_switch_answered_the_other_way_or_for_another_routine_is_not_passed_on() {
     assert_eq!(error["detail"]["answered"], json!({"id": 7, "is_active": false}), "{error}");
     assert_eq!(bench.count("POST", "/api/routines/7/activate"), 1);
 
-    bench.fake.set_fault_for(
-        "POST",
-        "/api/routines/7/deactivate",
-        Fault::SetKeys(json!({"id": 8, "auth_token": "SECRET-SW"})),
-    );
-    let error = bench.error("deactivate_routine", json!({"routine_id": 7}));
-    assert_eq!(error["error"], "upstream_error", "{error}");
-    assert_applied(
-        &error,
+    let error = about_another_routine(
+        &mut bench,
+        ("deactivate_routine", "/api/routines/7/deactivate"),
+        json!({"id": 8}),
         "resmon accepted the request to deactivate routine 7 (it answered 200), but its answer is about \
          routine 8, not routine 7",
     );
     assert!(error["detail"].get("id").is_none(), "8 is not taken for the id: {error}");
-    assert_eq!(error["detail"]["answered"]["id"], json!(8), "{error}");
-    assert!(!error.to_string().contains("SECRET-SW"), "{error}");
-    assert_eq!(bench.count("POST", "/api/routines/7/deactivate"), 1);
+}
+
+/// A switch or run of routine 7 or 8 whose answer (`keys`, with a token
+/// beside them) is about another routine: the error after acceptance opens
+/// with `opening`, quotes the answer without its token, and the write was
+/// sent once.
+fn about_another_routine(bench: &mut Bench, (tool, path): (&str, &str), keys: Value, opening: &str) -> Value {
+    let mut answer = keys.clone();
+    answer["auth_token"] = json!("SECRET-OTHER");
+    bench.fake.set_fault_for("POST", path, Fault::SetKeys(answer));
+    let routine_id = path.split('/').nth(3).unwrap().parse::<i64>().unwrap();
+    let error = bench.applied_error(tool, json!({ "routine_id": routine_id }), opening);
+    for (key, value) in keys.as_object().unwrap() {
+        assert_eq!(&error["detail"]["answered"][key], value, "{error}");
+    }
+    assert!(!error.to_string().contains("SECRET-OTHER"), "{error}");
+    assert_eq!(bench.count("POST", path), 1, "sent once");
+    error
 }
 
 #[test]
 fn a_read_back_of_another_routine_is_not_shown_as_the_new_one() {
     let mut bench = bench();
-    let id = bench.fake.state().next_routine_id;
-    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::SetKeys(json!({"id": 99})));
-    let error = bench.error("create_routine", routine_arguments());
-    assert_eq!(error["error"], "upstream_error", "{error}");
-    assert_applied(
-        &error,
+    let id = bench.read_back_fault(Fault::SetKeys(json!({"id": 99})));
+    let error = bench.applied_error(
+        "create_routine",
+        routine_arguments(),
         &format!(
             "resmon created routine {id} (it answered 201), but reading it back gave routine 99 instead, so \
              this server does not show it as the new one. Do not call create_routine again: routine {id} \
@@ -920,10 +924,9 @@ fn a_write_whose_answer_head_is_too_large_is_said_as_accepted() {
     let mut bench = bench();
     let id = bench.fake.state().next_routine_id;
     bench.fake.set_fault_for("POST", "/api/routines", Fault::BigHead(9000));
-    let error = bench.error("create_routine", routine_arguments());
-    assert_eq!(error["error"], "upstream_error", "{error}");
-    assert_applied(
-        &error,
+    let error = bench.applied_error(
+        "create_routine",
+        routine_arguments(),
         "resmon created a routine (it answered 201), but its answer was larger than this server reads",
     );
     assert!(message(&error).contains("Do not call create_routine again"), "{error}");
@@ -958,10 +961,9 @@ fn a_write_whose_head_fails_after_its_status_line_is_said_as_accepted() {
 
     bench.fake.clear_faults();
     bench.fake.set_fault_for("POST", "/api/routines", Fault::InvalidHeader);
-    let error = bench.error("create_routine", routine_arguments());
-    assert_eq!(error["error"], "upstream_error", "{error}");
-    assert_applied(
-        &error,
+    let error = bench.applied_error(
+        "create_routine",
+        routine_arguments(),
         "resmon created a routine (it answered 201), but the rest of its answer was not valid HTTP",
     );
     assert_eq!(error["detail"]["failure"]["body_unread"], json!("malformed"), "{error}");
@@ -1001,23 +1003,15 @@ fn finish_runs(fake: &Fake) {
 #[test]
 fn a_run_answer_about_another_routine_is_quoted_not_passed_on() {
     let mut bench = bench();
-    bench.fake.set_fault_for(
-        "POST",
-        "/api/routines/8/run",
-        Fault::SetKeys(json!({"routine_id": 9, "auth_token": "SECRET-RUN-9"})),
-    );
-    let error = bench.error("run_routine", json!({"routine_id": 8}));
-    assert_eq!(error["error"], "upstream_error", "{error}");
-    assert_applied(
-        &error,
+    let error = about_another_routine(
+        &mut bench,
+        ("run_routine", "/api/routines/8/run"),
+        json!({"routine_id": 9}),
         "resmon accepted the request to run routine 8 (it answered 200), but its answer is about routine 9, \
          not routine 8. Do not call run_routine again",
     );
-    assert_eq!(error["detail"]["answered"]["routine_id"], json!(9), "{error}");
     assert!(error["detail"]["answered"]["execution_id"].is_i64(), "resmon's answer is quoted: {error}");
     assert!(error["detail"].get("execution_id").is_none(), "no id taken from it: {error}");
-    assert!(!error.to_string().contains("SECRET-RUN-9"), "{error}");
-    assert_eq!(bench.count("POST", "/api/routines/8/run"), 1, "sent once");
 }
 
 #[test]
@@ -1107,13 +1101,8 @@ fn a_run_answer_with_a_field_of_another_kind_is_quoted_not_guessed() {
 fn a_sweep_whose_duplicate_is_unreadable_is_not_said_as_started() {
     let mut bench = bench();
     bench.fake.set_fault_for("POST", "/api/search/sweep", Fault::SetKeys(json!({"duplicate": "yes"})));
-    let error = bench.error("run_sweep", json!({"query": "graph attention", "sources": ["arxiv"]}));
-    assert_eq!(error["error"], "upstream_error", "{error}");
-    assert_applied(
-        &error,
-        "resmon accepted the one-off search (it answered 200), but its `duplicate` was neither true nor false \
-         (it gave \"yes\"), so this server cannot tell whether run ",
-    );
+    let error = bench.applied_error("run_sweep", json!({"query": "graph attention", "sources": ["arxiv"]}), "resmon accepted the one-off search (it answered 200), but its `duplicate` was neither true nor false \
+         (it gave \"yes\"), so this server cannot tell whether run ");
     assert!(!message(&error).contains("started run"), "{error}");
     assert!(message(&error).contains("Do not call run_sweep again"), "{error}");
     let execution_id = error["detail"]["execution_id"].clone();
@@ -1452,10 +1441,9 @@ fn a_creates_warning_survives_an_error_after_acceptance_and_any_shape() {
     bench.fake.set_fault_for("POST", "/api/profiles", Fault::SetKeys(json!({"basis_warning": odd})));
     let answer = bench.ok("create_watch_profile", json!({"name": "Ada Example"}));
     assert_eq!(answer["basis_warning"], odd, "{answer}");
-    let detail = answer["detail"].as_str().unwrap();
-    assert!(detail.contains("in a form this server does not read"), "{detail}");
-    assert!(!detail.contains("gave no basis warning"), "{detail}");
+    assert_detail_says(&answer, "in a form this server does not read", "gave no basis warning");
 }
+
 // ------------------------------------------------------------------ what a create's read-back holds
 
 /// A read-back that holds other values than were sent is still the routine
@@ -1465,17 +1453,12 @@ fn a_creates_warning_survives_an_error_after_acceptance_and_any_shape() {
 #[test]
 fn a_routine_read_back_with_other_values_names_each_difference() {
     let mut bench = bench();
-    let id = bench.fake.state().next_routine_id;
-    bench.fake.set_fault_for(
-        "GET",
-        "/api/routines/{id}",
-        Fault::SetKeys(json!({
-            "name": "Another routine",
-            "schedule_cron": "0 0 * * *",
-            "ai_enabled": 1,
-            "parameters": {"query": "x", "repositories": ["pubmed"], "keywords": ["x"]},
-        })),
-    );
+    let id = bench.read_back_fault(Fault::SetKeys(json!({
+        "name": "Another routine",
+        "schedule_cron": "0 0 * * *",
+        "ai_enabled": 1,
+        "parameters": {"query": "x", "repositories": ["pubmed"], "keywords": ["x"]},
+    })));
     let created = bench.ok(
         "create_routine",
         json!({"name": "Synthetic routine", "keywords": ["graph attention"], "sources": ["arxiv"],
@@ -1581,18 +1564,12 @@ fn a_read_back_is_compared_only_on_what_was_sent_and_by_value() {
 #[test]
 fn a_create_read_back_that_gives_a_key_twice_is_quoted() {
     let mut bench = bench();
-    let id = bench.fake.state().next_routine_id;
-    bench.fake.set_fault_for("GET", "/api/routines/{id}", Fault::RepeatKey("is_active".into(), json!(true)));
-    let error = bench.error("create_routine", routine_arguments());
-    assert_eq!(error["error"], "upstream_error", "{error}");
-    assert_applied(
-        &error,
-        &format!(
+    let id = bench.read_back_fault(Fault::RepeatKey("is_active".into(), json!(true)));
+    let error = bench.applied_error("create_routine", routine_arguments(), &format!(
             "resmon created routine {id} (it answered 201), but its read-back gave `is_active` more than once, \
              with different values, so this server cannot tell which resmon meant. Do not call create_routine \
              again: routine {id} was created"
-        ),
-    );
+        ));
     assert_eq!(error["detail"]["answered"], json!({"is_active": [false, true]}), "{error}");
     assert_eq!(error["detail"]["id"], json!(id), "the create's own id is kept: {error}");
     assert!(!message(&error).contains("ACTIVE"), "neither value is taken: {error}");
