@@ -783,6 +783,11 @@ fn a_run_both_started_and_queued_is_quoted_not_resolved() {
         assert!(error["detail"].get("execution_id").is_none(), "{tool}: no id taken from it: {error}");
         assert!(!message(&error).contains("started run"), "{error}");
         assert!(message(&error).contains(&format!("Do not call {tool} again")), "{error}");
+        // Queued may be what happened, and a queued run is not listed yet:
+        // the closing never says list_executions shows it now.
+        assert!(message(&error).contains("list_executions shows"), "{error}");
+        assert!(message(&error).ends_with("once it has started."), "{tool}: {error}");
+        assert!(!message(&error).contains("shows this one"), "{tool}: {error}");
         assert_eq!(bench.count("POST", path), 1, "{tool}: sent once");
     }
 }

@@ -139,6 +139,13 @@ impl Accepted {
                 would queue or start a second search. This one has no execution yet; resmon starts it by \
                 itself when one of its run slots frees, and list_executions shows it once it has started."
                 .to_string(),
+            // An answer that says both started and queued may mean a queued
+            // search, which list_executions does not show yet: the closing
+            // holds for either reading.
+            Act::Sweep if self.says_queued() => "Do not call run_sweep again: that would start or queue a \
+                second search. If this one was queued it has no execution yet; list_executions shows it \
+                once it has started."
+                .to_string(),
             Act::Sweep => "Do not call run_sweep again: that would start another run; list_executions \
                 shows this one."
                 .to_string(),
