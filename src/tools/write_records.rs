@@ -163,15 +163,16 @@ fn create_routine_output() -> Value {
             "not_kept": {"type": "array", "items": {"type": "string"}, "description": "Arguments resmon did not store (absent from the read-back); usually []."},
             "kept_otherwise": {
                 "type": "array",
-                "description": "Fields the read-back holds with another value than was sent; usually [].",
+                "description": "Fields the read-back holds with another value than was sent (as an argument or this server's default); usually [].",
                 "items": object(
                     json!({
-                        "argument": {"type": "string"},
+                        "argument": nullable("The caller's argument; null when server_default."),
                         "field": {"type": "string", "description": "resmon's name for it."},
                         "sent": {},
                         "held": {"description": "null when the read-back lacks it."},
+                        "server_default": {"type": "boolean", "description": "True when the caller gave no such argument and this server sent its default."},
                     }),
-                    &["argument", "field", "sent", "held"],
+                    &["argument", "field", "sent", "held", "server_default"],
                 ),
             },
             "detail": {"type": "string"},
@@ -283,7 +284,7 @@ fn create_routine(backend: &mut Backend, args: &Args) -> ToolResult {
     }
     let (warning, said) = warning_of(&created, "entity_warning");
     let not_kept = not_kept(args, &body, &record, &routine);
-    let (kept_otherwise, otherwise) = kept_otherwise(&body, &record, &routine, &not_kept);
+    let (kept_otherwise, otherwise) = kept_otherwise(args, &body, &record, &routine, &not_kept);
     let mut detail = routine_detail(id, &routine, said.as_deref());
     if !not_kept.is_empty() {
         // An older resmon drops fields it does not know without a word; the

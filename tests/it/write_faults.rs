@@ -1454,7 +1454,9 @@ fn a_creates_warning_survives_an_error_after_acceptance_and_any_shape() {
 /// A read-back that holds other values than were sent is still the routine
 /// resmon created, but never a clean success: each difference is named by
 /// the caller's argument, with both values, in `kept_otherwise` and in the
-/// sentence (contract-notes 26).
+/// sentence (contract-notes 26). A value this server sent as its default
+/// (`ai_enabled`, not given) is named as that default, never as the
+/// caller's argument.
 #[test]
 fn a_routine_read_back_with_other_values_names_each_difference() {
     let mut bench = bench();
@@ -1472,19 +1474,23 @@ fn a_routine_read_back_with_other_values_names_each_difference() {
     assert_eq!(created["routine"]["id"], json!(id), "{created}");
     assert_eq!(created["not_kept"], json!([]), "{created}");
     let differences = created["kept_otherwise"].as_array().expect("kept_otherwise").clone();
-    let named: Vec<(&str, &str)> = differences
+    let named: Vec<(Value, &str, Value)> = differences
         .iter()
-        .map(|difference| (difference["argument"].as_str().unwrap(), difference["field"].as_str().unwrap()))
+        .map(|difference| {
+            let field = difference["field"].as_str().unwrap();
+            (difference["argument"].clone(), field, difference["server_default"].clone())
+        })
         .collect();
+    let caller = |argument: &str, field| (json!(argument), field, json!(false));
     assert_eq!(
         named,
         [
-            ("name", "name"),
-            ("schedule", "schedule_cron"),
-            ("keywords", "parameters.query"),
-            ("sources", "parameters.repositories"),
-            ("keywords", "parameters.keywords"),
-            ("ai_enabled", "ai_enabled"),
+            caller("name", "name"),
+            caller("schedule", "schedule_cron"),
+            caller("keywords", "parameters.query"),
+            caller("sources", "parameters.repositories"),
+            caller("keywords", "parameters.keywords"),
+            (Value::Null, "ai_enabled", json!(true)),
         ],
         "{created}"
     );
@@ -1500,10 +1506,11 @@ fn a_routine_read_back_with_other_values_names_each_difference() {
         r#"`schedule` "0 0 * * *" where "0 8 * * 1" was sent"#,
         r#"`sources` ["pubmed"] where ["arxiv"] was sent"#,
         r#"the search text built from `keywords` (`parameters.query`) "x" where "graph attention" was sent"#,
-        "`ai_enabled` 1 where false was sent",
+        "`ai_enabled` 1 where this server sent its default false",
     ] {
         assert!(detail.contains(said), "expected {said:?} in {detail}");
     }
+    assert!(!detail.contains("`ai_enabled` 1 where false was sent"), "{detail}");
     assert!(detail.contains("`kept_otherwise` gives both values of each"), "{detail}");
     assert_eq!(bench.count("POST", "/api/routines"), 1);
 
@@ -1550,9 +1557,10 @@ fn a_read_back_is_compared_only_on_what_was_sent_and_by_value() {
     assert_eq!(
         created["kept_otherwise"],
         json!([
-            {"argument": "entity.profile_id", "field": "parameters.entity.profile_id", "sent": 5, "held": null},
+            {"argument": "entity.profile_id", "field": "parameters.entity.profile_id", "sent": 5, "held": null,
+             "server_default": false},
             {"argument": "entity.mode", "field": "parameters.entity.mode", "sent": "retractions",
-             "held": "new_papers"},
+             "held": "new_papers", "server_default": false},
         ]),
         "{created}"
     );

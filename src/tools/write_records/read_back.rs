@@ -8,7 +8,10 @@
 //! keys sent: resmon may add its own (defaults, computed fields) beside them.
 //! Values are compared as JSON (`1` and `1.0` are one number), a flag in
 //! either of resmon's forms (contract-notes 20). `is_active` is left to the
-//! sentence that says whether the routine is on the schedule.
+//! sentence that says whether the routine is on the schedule. A field the
+//! caller gave no argument for (`ai_enabled` left out) carries this
+//! server's default: a difference in it is still said, as that default's,
+//! never as the caller's argument.
 
 use serde_json::{Map, Value, json};
 
@@ -49,8 +52,10 @@ pub(super) fn not_kept(args: &Args, sent: &Value, stored: &Value, routine: &Valu
 }
 
 /// Each field this server sent that the read-back holds with another value,
-/// as `{argument, field, sent, held}` (`argument` by the caller's name,
-/// `entity.mode`; `field` by resmon's, `parameters.entity.mode`; `held` null
+/// as `{argument, field, sent, held, server_default}` (`argument` by the
+/// caller's name, `entity.mode`, or null with `server_default: true` for a
+/// value this server sent as its default because the caller gave no such
+/// argument; `field` by resmon's, `parameters.entity.mode`; `held` null
 /// when the read-back's object lacks the key), and the sentence that names
 /// them (empty when there is none). A field the read-back lacks or holds as
 /// null is left to `not_kept` when that names its argument. Both values are
@@ -58,6 +63,7 @@ pub(super) fn not_kept(args: &Args, sent: &Value, stored: &Value, routine: &Valu
 /// withheld, on both sides before they are compared, so a value withheld
 /// in the read-back is not taken for a change.
 pub(super) fn kept_otherwise(
+    args: &Args,
     sent: &Value,
     stored: &Value,
     routine: &Value,
@@ -89,18 +95,22 @@ pub(super) fn kept_otherwise(
         let lacking = held.as_ref().is_none_or(Value::is_null);
         !(lacking && not_kept.contains(&argument_of(field)))
     });
+    // Sent by this server when the caller gave no such argument.
+    let by_default = |field: &str| args.get(&argument_of(field)).is_none();
     let said: Vec<String> =
-        found.iter().map(|(field, sent, held)| said(field, sent, held.as_ref())).collect();
+        found.iter().map(|(field, sent, held)| said(field, sent, held.as_ref(), by_default(field))).collect();
     let entries = found
         .into_iter()
         .map(|(field, sent, held)| {
             let mut held =
                 rows::withheld(Map::from_iter([("held".to_string(), held.unwrap_or(Value::Null))]));
+            let server_default = by_default(&field);
             json!({
-                "argument": caller_name(&field),
+                "argument": if server_default { Value::Null } else { json!(caller_name(&field)) },
                 "field": field,
                 "sent": sent,
                 "held": held.remove("held").unwrap_or(Value::Null),
+                "server_default": server_default,
             })
         })
         .collect();
@@ -118,20 +128,28 @@ pub(super) fn kept_otherwise(
 
 /// One field held otherwise, as the sentence names it: "`schedule`
 /// "0 0 * * *" where "0 8 * * 1" was sent", each value as a sentence may
-/// quote it, and one too long to quote only said to differ.
-fn said(field: &str, sent: &Value, held: Option<&Value>) -> String {
+/// quote it, and one too long to quote only said to differ. A value this
+/// server sent as its default is said as that: "`ai_enabled` 1 where this
+/// server sent its default false".
+fn said(field: &str, sent: &Value, held: Option<&Value>, by_default: bool) -> String {
     let name = if field == "parameters.query" {
         "the search text built from `keywords` (`parameters.query`)".to_string()
     } else {
         format!("`{}`", caller_name(field))
     };
-    let Some(sent) = quotable(sent) else {
-        return format!("{name} with another value than the one sent");
+    let (other, was_sent) = if by_default {
+        ("this server's default", "this server sent its default")
+    } else {
+        ("the one sent", "was sent")
     };
+    let Some(sent) = quotable(sent) else {
+        return format!("{name} with another value than {other}");
+    };
+    let sent = if by_default { format!("{was_sent} {sent}") } else { format!("{sent} {was_sent}") };
     match held.map(quotable) {
-        None => format!("no {name} where {sent} was sent"),
-        Some(Some(held)) => format!("{name} {held} where {sent} was sent"),
-        Some(None) => format!("{name} with another value than the one sent"),
+        None => format!("no {name} where {sent}"),
+        Some(Some(held)) => format!("{name} {held} where {sent}"),
+        Some(None) => format!("{name} with another value than {other}"),
     }
 }
 
@@ -210,9 +228,17 @@ fn quotable(value: &Value) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// As if the caller had given every argument sent.
     fn compared(sent: Value, stored: Value) -> (Vec<Value>, String) {
+        let given = Map::from_iter(
+            ["name", "intent", "ai_enabled", "entity"].map(|argument| (argument.to_string(), json!(true))),
+        );
+        compared_given(&given, sent, stored)
+    }
+
+    fn compared_given(given: &Map<String, Value>, sent: Value, stored: Value) -> (Vec<Value>, String) {
         let routine = Value::Object(rows::routine_record("GET /api/routines/9", &stored).unwrap());
-        kept_otherwise(&sent, &stored, &routine, &[])
+        kept_otherwise(&Args(given), &sent, &stored, &routine, &[])
     }
 
     #[test]
@@ -241,7 +267,7 @@ mod tests {
         assert_eq!(
             found,
             vec![json!({"argument": "entity.profile_id", "field": "parameters.entity.profile_id",
-                        "sent": 5, "held": 6})]
+                        "sent": 5, "held": 6, "server_default": false})]
         );
         assert!(sentence.contains("`entity.profile_id` 6 where 5 was sent"), "{sentence}");
         assert!(!format!("{found:?}{sentence}").contains("SECRET"), "{sentence}");
@@ -254,5 +280,24 @@ mod tests {
             compared(json!({"name": "N", "intent": long}), json!({"id": 9, "name": "N", "intent": "short"}));
         assert_eq!(found.len(), 1);
         assert!(sentence.contains("`intent` with another value than the one sent"), "{sentence}");
+    }
+
+    #[test]
+    fn a_default_this_server_sent_is_never_called_the_callers_argument() {
+        let given = Map::from_iter([("name".to_string(), json!("N"))]);
+        let (found, sentence) = compared_given(
+            &given,
+            json!({"name": "N", "ai_enabled": false}),
+            json!({"id": 9, "name": "N", "ai_enabled": null}),
+        );
+        assert_eq!(
+            found,
+            vec![json!({"argument": null, "field": "ai_enabled", "sent": false, "held": null,
+                        "server_default": true})]
+        );
+        assert!(
+            sentence.contains("`ai_enabled` null where this server sent its default false"),
+            "{sentence}"
+        );
     }
 }
