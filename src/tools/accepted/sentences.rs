@@ -18,8 +18,8 @@ impl Act {
             ),
             Act::Sweep => (
                 "started the one-off search".to_string(),
-                "list_executions shows whether a run started: check it before calling run_sweep again, or \
-                 there may be two runs."
+                "list_executions shows whether a run started (a queued one appears once it starts): check it \
+                 before calling run_sweep again, or there may be two runs."
                     .to_string(),
             ),
             Act::RoutineRun { routine_id } => (
