@@ -222,21 +222,24 @@ pub(super) fn shown_reason(reason: Option<&str>) -> Option<&str> {
     reason.filter(|reason| !holds_json(reason))
 }
 
-/// Whether a text is, or holds, a JSON object or array: from some `{` or
-/// `[` of it on, one whole JSON object or array can be read.
+/// Whether a text is, or holds, JSON text: it is, whole, a JSON object or
+/// array, or from some `{` of it on one whole JSON object can be read. Only
+/// an object names a key, so an array of plain values inside a sentence
+/// ("Unknown document ids: [999]") is left in it as its words.
 pub(super) fn holds_json(text: &str) -> bool {
-    json_spans(text).next().is_some()
+    let whole = text.trim_start().starts_with(['{', '[']) && serde_json::from_str::<Value>(text).is_ok();
+    whole || json_spans(text).next().is_some()
 }
 
-/// The JSON objects and arrays a text holds, each as its byte range, in
-/// order and not overlapping.
+/// The JSON objects a text holds, each as its byte range, in order and not
+/// overlapping.
 fn json_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     let mut from = 0;
     std::iter::from_fn(move || {
-        while let Some(offset) = text[from..].find(['{', '[']) {
+        while let Some(offset) = text[from..].find('{') {
             let start = from + offset;
             let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
-            if let Some(Ok(Value::Object(_) | Value::Array(_))) = values.next() {
+            if let Some(Ok(Value::Object(_))) = values.next() {
                 let end = start + values.byte_offset();
                 from = end;
                 return Some((start, end));
@@ -249,7 +252,7 @@ fn json_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
 
 /// A reason that holds JSON text as `detail.said` keeps it: whole when it is
 /// JSON text whole (the last step judges it as JSON), and otherwise with
-/// each JSON object or array in it judged here already (a credential-shaped
+/// each JSON object in it judged here already (a credential-shaped
 /// key's value withheld, contract-notes 13), since the last step reads a
 /// text that is not JSON whole as free text.
 fn said_text(reason: &str) -> String {
