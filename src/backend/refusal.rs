@@ -97,7 +97,8 @@ pub(super) fn not_resmons_health(candidate: &Candidate, reply: &Reply) -> ToolEr
     let body = if is_json(reply) { reply.json().ok() } else { None };
     let reported =
         body.as_ref().and_then(|body| body.get("status")).and_then(Value::as_str).map(str::to_string);
-    let said = own_sentence(reply);
+    // A reason that is or holds JSON text is never quoted (`status_error`).
+    let said = own_sentence(reply).filter(|reason| !holds_json(reason));
     // What was seen first: an answer in resmon's own form that is not "ok"
     // is most likely resmon not ready (starting, unwell); anything else on
     // the port is most likely another program.
@@ -200,31 +201,75 @@ fn guard_refusal(reply: &Reply) -> Option<ToolError> {
 /// sentence; every other names the status line and the route. A write's 4xx
 /// then says that it was not carried out (`not_done`).
 pub(crate) fn status_error(reply: &Reply) -> ToolError {
-    let error = judged_status(reply);
+    let mut error = judged_status(reply);
+    // resmon's reason may be, or hold, JSON text, which the last step of a
+    // call judges as JSON (a credential-shaped key's value withheld) only
+    // while it is a whole field (tools/withhold.rs): inside a message it is
+    // free text. No message quotes such a reason (`shown_reason`); it is kept
+    // in `detail.said` instead, where it is judged as JSON.
+    if let Some(said) = own_sentence(reply).filter(|reason| holds_json(reason)) {
+        error = error.with_detail("said", json!(said_text(&said)));
+    }
     let Some(check) = reply.write.as_ref().filter(|_| (400..500).contains(&reply.status)) else {
         return error;
     };
-    // resmon's "sentence" may be, whole, JSON text, which the last step of a
-    // call judges as JSON (a credential-shaped key's value withheld) only
-    // while it is a whole field (tools/withhold.rs): a sentence added after
-    // it would leave it read as free text. It is kept whole in `detail.said`.
-    if is_json_text(&error.message) {
-        let said = error.message.clone();
-        let message = format!(
-            "resmon refused {} with {}, giving as its reason JSON text rather than a sentence (in \
-             `detail.said`). {}",
-            reply.route,
-            status_text(reply.status),
-            not_done(check)
-        );
-        return ToolError { message, ..error }.with_detail("said", json!(said));
-    }
     ToolError { message: format!("{} {}", full_stop(&error.message), not_done(check)), ..error }
 }
 
-/// Whether a text is, whole, a JSON object or array.
-fn is_json_text(text: &str) -> bool {
-    text.trim_start().starts_with(['{', '[']) && serde_json::from_str::<Value>(text).is_ok()
+/// resmon's reason as a message may quote it: `None` when it is, or holds,
+/// JSON text (`holds_json`), which goes to `detail.said` instead.
+pub(super) fn shown_reason(reason: Option<&str>) -> Option<&str> {
+    reason.filter(|reason| !holds_json(reason))
+}
+
+/// Whether a text is, or holds, JSON text: it is, whole, a JSON object or
+/// array, or from some `{` of it on one whole JSON object can be read. Only
+/// an object names a key, so an array of plain values inside a sentence
+/// ("Unknown document ids: [999]") is left in it as its words.
+pub(super) fn holds_json(text: &str) -> bool {
+    let whole = text.trim_start().starts_with(['{', '[']) && serde_json::from_str::<Value>(text).is_ok();
+    whole || json_spans(text).next().is_some()
+}
+
+/// The JSON objects a text holds, each as its byte range, in order and not
+/// overlapping.
+fn json_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(offset) = text[from..].find('{') {
+            let start = from + offset;
+            let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+            if let Some(Ok(Value::Object(_))) = values.next() {
+                let end = start + values.byte_offset();
+                from = end;
+                return Some((start, end));
+            }
+            from = start + 1;
+        }
+        None
+    })
+}
+
+/// A reason that holds JSON text as `detail.said` keeps it: whole when it is
+/// JSON text whole (the last step judges it as JSON), and otherwise with
+/// each JSON object in it judged here already (a credential-shaped
+/// key's value withheld, contract-notes 13), since the last step reads a
+/// text that is not JSON whole as free text.
+fn said_text(reason: &str) -> String {
+    if serde_json::from_str::<Value>(reason).is_ok() {
+        return reason.to_string();
+    }
+    let mut out = String::new();
+    let mut at = 0;
+    for (start, end) in json_spans(reason) {
+        out.push_str(&reason[at..start]);
+        let mut inner: Value = serde_json::from_str(&reason[start..end]).unwrap_or(Value::Null);
+        crate::settings_policy::withhold_credentials(&mut inner);
+        out.push_str(&inner.to_string());
+        at = end;
+    }
+    out.push_str(&reason[at..]);
+    out
 }
 
 /// What a write resmon refused with a 4xx did not do: a refusal means it
@@ -268,7 +313,9 @@ fn judged_status(reply: &Reply) -> ToolError {
                 "{answered}{}: a refusal this server does not know for this route, so its cause is not \
                  known (a request something between them changed, releases that do not match, or a \
                  request this server built wrongly){}",
-                own_sentence(reply).map(|sentence| format!(" and said \"{sentence}\"")).unwrap_or_default(),
+                shown_reason(own_sentence(reply).as_deref())
+                    .map(|sentence| format!(" and said \"{sentence}\""))
+                    .unwrap_or_default(),
                 // A write's says so in its own words (`not_done`).
                 if reply.write.is_some() { "." } else { "; nothing was done." }
             ),
@@ -284,6 +331,9 @@ fn judged_status(reply: &Reply) -> ToolError {
         _ => None,
     };
     let message = match &sentence {
+        Some(sentence) if own_alone && holds_json(sentence) => {
+            format!("{answered}, giving as its reason JSON text rather than a sentence (in `detail.said`).")
+        }
         Some(sentence) if own_alone => sentence.clone(),
         _ => fallback,
     };
@@ -364,15 +414,17 @@ fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: O
             // `settings`, under /api/settings) cannot be told from it: "Settings
             // are locked" speaks of the resource, not of the argument.
             let resource: Vec<String> = words_of(&reply.route);
-            let named = |path: &str| {
-                !resource.contains(&last_name(path).to_ascii_lowercase()) && names_field(&words, path)
+            let named = |path: &str, nested: bool| {
+                !resource.contains(&last_name(path).to_ascii_lowercase())
+                    && names_field(sentence, &words, path, nested)
             };
-            let choices = reply.server_chosen.iter().filter(|field| named(field)).cloned().collect();
+            let choices = reply.server_chosen.iter().filter(|field| named(field, false)).cloned().collect();
             let callers: Vec<String> = reply
                 .caller_supplied
                 .iter()
                 .filter(|field| {
-                    named(&field.path) || field.values.iter().any(|value| quotes(sentence, &words, value))
+                    named(&field.path, field.nested)
+                        || field.values.iter().any(|value| quotes(sentence, value))
                 })
                 .map(|field| field.path.clone())
                 .collect();
@@ -394,7 +446,7 @@ fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: O
     }
     let version = reply.backend_version.as_deref();
     let route = route_template(&reply.route);
-    let said = sentence.map(|sentence| format!(": {sentence}")).unwrap_or_default();
+    let said = reason_clause(sentence);
     let quoted =
         |names: &[String]| names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ");
     let message = if named_choices.is_empty() {
@@ -407,8 +459,8 @@ fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: O
              matching releases."
         };
         format!(
-            "{} refused {route} ({}{said}), and nothing shows that an argument of this call \
-             was at fault.{likely}",
+            "{} refused {route} ({}{said}), and this server cannot tell from resmon's answer \
+             whether an argument of this call was at fault.{likely}",
             release_name(version),
             reply.status
         )
@@ -445,10 +497,29 @@ fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: O
     out
 }
 
+/// resmon's reason as a message quotes it after the status (`: reason`), or,
+/// when it is or holds JSON text, where it is kept instead.
+pub(super) fn reason_clause(sentence: Option<&str>) -> String {
+    match sentence {
+        Some(sentence) if holds_json(sentence) => ": its reason is JSON text, kept in `detail.said`".into(),
+        Some(sentence) => format!(": {sentence}"),
+        None => String::new(),
+    }
+}
+
 /// A refusal that is the caller's: resmon's own sentence when it gave one,
 /// otherwise what its validation list says of each field (the field and
 /// resmon's words), so the person sees what to change.
 fn callers_refusal(reply: &Reply, error: ToolError, sentence: Option<&str>) -> ToolError {
+    if sentence.is_some_and(holds_json) {
+        let message = format!(
+            "resmon refused what this call asked for ({} to {}){}.",
+            status_text(reply.status),
+            reply.route,
+            reason_clause(sentence)
+        );
+        return ToolError { message, ..error };
+    }
     if sentence.is_some() {
         return error;
     }
@@ -494,25 +565,58 @@ fn words_of(sentence: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether a sentence's words name a request field: its last name whole
+/// Whether a sentence names a request field: its last name whole
 /// (`include_ids`), or its parts in a row (`document ids`), or, for an id
 /// (`profile_id`), what it is the id of (`profile`), as a sentence about a
-/// missing record says it.
-fn names_field(words: &[String], path: &str) -> bool {
+/// missing record says it. A single-word key inside an object (`nested`: a
+/// key of an object the caller gave, such as `entity`'s `mode`, or one this
+/// server built around the caller's value) is too common a word to count by
+/// itself ("read-only mode", "Value not accepted"): it counts only written
+/// as a key (`keyed`), or with the path that holds it, its parts after the
+/// first in a row (`entity mode`, `entity.mode`, `orcid value`).
+fn names_field(sentence: &str, words: &[String], path: &str, nested: bool) -> bool {
     let name = last_name(path).to_ascii_lowercase();
     let parts: Vec<&str> = name.split('_').filter(|part| !part.is_empty()).collect();
-    let in_a_row = parts.len() > 1
-        && words.windows(parts.len()).any(|run| run.iter().zip(&parts).all(|(word, part)| word == part));
+    let in_a_row = |parts: &[String]| {
+        parts.len() > 1
+            && words.windows(parts.len()).any(|run| run.iter().zip(parts).all(|(word, part)| word == part))
+    };
+    let own_parts: Vec<String> = parts.iter().map(|part| part.to_string()).collect();
+    let tail: Vec<String> = path
+        .split('.')
+        .skip(1)
+        .flat_map(|part| part.split('_'))
+        .filter(|part| !part.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
     let record = name.strip_suffix("_id").filter(|noun| !noun.is_empty() && !noun.contains('_'));
-    words.contains(&name) || in_a_row || record.is_some_and(|noun| words.iter().any(|word| word == noun))
+    let whole = words.contains(&name) && (parts.len() > 1 || !nested);
+    whole
+        || in_a_row(&own_parts)
+        || (nested && (in_a_row(&tail) || keyed(sentence, &name)))
+        || record.is_some_and(|noun| words.iter().any(|word| word == noun))
 }
 
-/// Whether a sentence quotes a value: inside quotes of any kind, or, for a
-/// whole number, as one of its words (`No watch profile with id 999.`).
-fn quotes(sentence: &str, words: &[String], value: &str) -> bool {
-    let quoted = ["'", "\"", "`"].iter().any(|q| sentence.contains(&format!("{q}{value}{q}")));
-    let number = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
-    quoted || (number && words.iter().any(|word| word == value))
+/// Whether a sentence writes `name` as a key: in quotes of any kind
+/// (`'mode'`, `` `mode` ``), or followed by `:` or `=` (`mode: …`,
+/// `mode=…`), as a word of its own.
+fn keyed(sentence: &str, name: &str) -> bool {
+    let lower = sentence.to_ascii_lowercase();
+    let quoted = ["'", "\"", "`"].iter().any(|q| lower.contains(&format!("{q}{name}{q}")));
+    quoted
+        || lower.match_indices(name).any(|(at, _)| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + name.len()..].chars().next();
+            before.is_none_or(|c| !(c.is_alphanumeric() || c == '_')) && matches!(after, Some(':' | '='))
+        })
+}
+
+/// Whether a sentence quotes a value: inside quotes of any kind. A bare
+/// word of the sentence is no quotation, a number included ("line 1
+/// column 5" quotes no one's 5); a sentence about a number the caller gave
+/// names its field too ("No watch profile with id 999"), which counts.
+fn quotes(sentence: &str, value: &str) -> bool {
+    ["'", "\"", "`"].iter().any(|q| sentence.contains(&format!("{q}{value}{q}")))
 }
 
 /// The named fields without those that hold another named one: a value

@@ -1694,7 +1694,9 @@ fn a_refusal_of_a_writes_body_that_names_nothing_of_the_call_blames_no_argument(
             let text = message(&error);
             assert!(text.contains(&format!("refused {method} {path} ({status}: {said})")), "{case}: {text}");
             assert!(
-                text.contains("nothing shows that an argument of this call was at fault"),
+                text.contains(
+                    "this server cannot tell from resmon's answer whether an argument of this call was at fault"
+                ),
                 "{case}: {text}"
             );
             assert!(
@@ -1815,4 +1817,181 @@ fn a_refused_write_says_that_it_was_not_carried_out() {
     let error = bench.error("run_routine", json!({"routine_id": 8}));
     assert_eq!(error["detail"]["outcome_unknown"], json!(true), "{error}");
     assert!(!message(&error).contains("did nothing"), "{error}");
+}
+
+/// contract 1.0 "Safety" (contract-notes 13): a refusal whose reason is, or
+/// holds, JSON text never shows a credential-shaped key's value, on a read
+/// POST, a write POST, the settings PUT and a GET alike, whether resmon's
+/// reason is judged the caller's, this server's or nobody's. The reason goes
+/// to `detail.said` and the message names the status and route instead.
+#[test]
+fn a_refusal_reason_holding_json_text_shows_no_credential_value() {
+    let mut bench = bench();
+    let routine_get = json!({"routine_id": bench.fake.state().routines[0]["id"].clone()});
+    let places = [
+        ("search_corpus", json!({"query": "graph"}), "POST", "/api/explorer/search"),
+        ("run_sweep", json!({"query": "graph", "sources": ["arxiv"]}), "POST", "/api/search/sweep"),
+        ("create_routine", routine_arguments(), "POST", "/api/routines"),
+        ("update_settings", json!({"group": "ai", "settings": {"ai_model": "m"}}), "PUT", "/api/settings/ai"),
+        ("get_routine", routine_get, "GET", "/api/routines/{id}"),
+    ];
+    let reasons = [
+        r#"{"ephemeral_credentials": {"core_api_key": "LEAKED-CORE-KEY"}}"#,
+        r#"{"api_key": "sk-ant-LEAKED123456", "smtp_password": "LEAKED-hunter2"}"#,
+        // Quoting one of the call's values, so that it is judged the caller's.
+        r#"{"query": "graph", "name": "R", "ai_model": "m", "api_key": "LEAKED-QUOTED"}"#,
+        r#"Refused: {"smtp_password": "LEAKED-EMBEDDED"} was not accepted"#,
+    ];
+    for (tool, arguments, method, path) in &places {
+        for status in [400, 422, 409, 418, 500] {
+            for reason in reasons {
+                let body = json!({ "detail": reason }).to_string();
+                bench.fault_only(method, path, Fault::Status(status, body));
+                bench.session.transcript.clear();
+                let error = bench.error(tool, arguments.clone());
+                let case = format!("{tool} {status} {reason}");
+                let text = message(&error);
+                assert!(text.contains(&status.to_string()), "{case}: the status is named: {text}");
+                if status < 500 {
+                    assert!(error["detail"]["said"].is_string(), "{case}: {error}");
+                }
+                let transcript = bench.session.transcript.join("\n");
+                assert!(!transcript.contains("LEAKED"), "{case}: a credential value was shown: {transcript}");
+            }
+        }
+    }
+}
+
+/// contract-notes 17: a word of resmon's sentence that only happens to
+/// match the call (a number, a common word that is a key inside an object,
+/// a key this server built around the caller's value) is no evidence, so
+/// none of these is blamed on the caller; a sentence that names the
+/// caller's field, quotes a nested key or one of the call's values still is.
+#[test]
+fn a_refusal_is_not_blamed_on_the_caller_by_coincidence() {
+    let mut bench = bench();
+    let watch = json!({"name": "W", "keywords": [], "sources": ["arxiv"], "schedule": "0 8 * * 1",
+                       "entity": {"profile_id": 5, "mode": "new_papers"}});
+    let sweep = json!({"query": "graph", "sources": ["arxiv"], "max_results": 1});
+    let storage = json!({"group": "storage", "settings": {"archive_after_days": "30"}});
+    let profile = json!({"name": "Jane Doe", "orcid": "0000-0002-1825-0097"});
+    let cases = [
+        (
+            "run_sweep",
+            &sweep,
+            "POST",
+            "/api/search/sweep",
+            "There was an error parsing the body at line 1",
+            "upstream_error",
+        ),
+        (
+            "create_routine",
+            &watch,
+            "POST",
+            "/api/routines",
+            "Expecting ',' delimiter: line 1 column 5",
+            "upstream_error",
+        ),
+        (
+            "update_settings",
+            &storage,
+            "PUT",
+            "/api/settings/storage",
+            "Settings are rate limited to 30 writes a minute",
+            "upstream_error",
+        ),
+        (
+            "create_routine",
+            &watch,
+            "POST",
+            "/api/routines",
+            "The database is in read-only mode",
+            "upstream_error",
+        ),
+        ("create_watch_profile", &profile, "POST", "/api/profiles", "Value not accepted", "upstream_error"),
+        // Evidence that stays evidence.
+        (
+            "create_routine",
+            &watch,
+            "POST",
+            "/api/routines",
+            "entity mode must be new_papers or retractions",
+            "invalid_argument",
+        ),
+        (
+            "create_routine",
+            &watch,
+            "POST",
+            "/api/routines",
+            "'mode' must be new_papers or retractions",
+            "invalid_argument",
+        ),
+        ("create_routine", &watch, "POST", "/api/routines", "mode: not allowed here", "invalid_argument"),
+        (
+            "create_routine",
+            &watch,
+            "POST",
+            "/api/routines",
+            "No watch profile with id 5.",
+            "invalid_argument",
+        ),
+        (
+            "update_settings",
+            &storage,
+            "PUT",
+            "/api/settings/storage",
+            "archive_after_days must be at least 60",
+            "invalid_argument",
+        ),
+        (
+            "run_sweep",
+            &sweep,
+            "POST",
+            "/api/search/sweep",
+            "max_results must be at least 10",
+            "invalid_argument",
+        ),
+        (
+            "create_watch_profile",
+            &profile,
+            "POST",
+            "/api/profiles",
+            "'0000-0002-1825-0097' is not a known ORCID iD",
+            "invalid_argument",
+        ),
+    ];
+    for (tool, arguments, method, path, said, code) in cases {
+        bench.fault_only(method, path, Fault::Status(400, json!({ "detail": said }).to_string()));
+        let error = bench.error(tool, arguments.clone());
+        assert_eq!(error["error"], code, "{tool} {said}: {error}");
+        assert_eq!(bench.count(method, path), 1, "{tool} {said}");
+    }
+}
+
+/// A refusal that names nothing this server can place says only what is
+/// known: resmon may name the argument in its own words ("At least one
+/// keyword is required"), so the message does not claim that no argument
+/// was at fault, and it blames none.
+#[test]
+fn an_unplaced_refusal_claims_only_that_it_cannot_be_told() {
+    // An array of plain values in a sentence names no key: it stays in the
+    // message as resmon's words.
+    let mut bench = bench();
+    let said = "Unknown sources: [\"nowhere\", 7]";
+    bench.fault_only("POST", "/api/search/sweep", Fault::Status(400, json!({ "detail": said }).to_string()));
+    let error = bench.error("run_sweep", json!({"query": "graph", "sources": ["arxiv"]}));
+    assert!(message(&error).contains(said), "{error}");
+    for said in ["At least one keyword is required", "Invalid schedule: hour 25 is out of range"] {
+        bench.fault_only("POST", "/api/routines", Fault::Status(400, json!({ "detail": said }).to_string()));
+        let error = bench.error("create_routine", routine_arguments());
+        assert_eq!(error["error"], "upstream_error", "{said}: {error}");
+        let text = message(&error);
+        assert!(!text.contains("nothing shows"), "{said}: {text}");
+        assert!(
+            text.contains(
+                "this server cannot tell from resmon's answer whether an argument of this call was at fault"
+            ),
+            "{said}: {text}"
+        );
+    }
 }

@@ -1108,7 +1108,7 @@ fn an_unexplained_400_to_a_bodiless_write_blames_no_argument() {
         let error = tool_error(&bench.call(tool, json!({"routine_id": 8})));
         assert_eq!(error["error"], "upstream_error", "{tool}: {error}");
         let text = error["message"].as_str().unwrap();
-        assert!(text.contains("nothing shows that an argument"), "{error}");
+        assert!(text.contains("cannot tell from resmon's answer whether an argument"), "{error}");
         // resmon gave its reason: no release mismatch is guessed beside it.
         assert!(text.contains("Something is wrong.") && !text.contains("matching releases"), "{error}");
     }

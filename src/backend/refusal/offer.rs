@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use super::{is_json, last_name, problem_field, release_name, words_of};
+use super::{is_json, last_name, problem_field, reason_clause, release_name, words_of};
 use crate::backend::exchange::{Offered, Reply};
 use crate::backend::route_template;
 use crate::error::{Code, ToolError};
@@ -121,7 +121,7 @@ pub(super) fn offer_refused(
     sentence: Option<&str>,
 ) -> ToolError {
     let route = route_template(&reply.route);
-    let said = sentence.map(|sentence| format!(": {sentence}")).unwrap_or_default();
+    let said = reason_clause(sentence);
     let message = format!(
         "{} does not accept `{}` for `{}` ({} on {route}{said}), although this tool offers that \
          value: the release is probably older or newer than contract 1.0 expects, and the call \
@@ -284,9 +284,21 @@ mod tests {
         let mut entity = reply(400, "application/json", r#"{"detail": "Unknown watch profile 99."}"#);
         entity.route = "POST /api/routines".into();
         entity.caller_supplied = vec![
-            CallerField { path: "parameters.entity".into(), values: vec!["99".into(), "new_papers".into()] },
-            CallerField { path: "parameters.entity.profile_id".into(), values: vec!["99".into()] },
-            CallerField { path: "parameters.entity.mode".into(), values: vec!["new_papers".into()] },
+            CallerField {
+                path: "parameters.entity".into(),
+                values: vec!["99".into(), "new_papers".into()],
+                nested: false,
+            },
+            CallerField {
+                path: "parameters.entity.profile_id".into(),
+                values: vec!["99".into()],
+                nested: true,
+            },
+            CallerField {
+                path: "parameters.entity.mode".into(),
+                values: vec!["new_papers".into()],
+                nested: true,
+            },
         ];
         assert_eq!(status_error(&entity).code, Code::InvalidArgument);
     }

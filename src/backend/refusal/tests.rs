@@ -150,14 +150,31 @@ fn a_refusal_is_blamed_on_the_caller_only_with_evidence() {
     let mut quoted = reply(400, "application/json", r#"{"detail": "Source 'nowhere' is not configured."}"#);
     quoted.route = "POST /api/search/sweep".into();
     quoted.caller_supplied =
-        vec![CallerField { path: "repositories".into(), values: vec!["nowhere".into()] }];
+        vec![CallerField { path: "repositories".into(), values: vec!["nowhere".into()], nested: false }];
     assert_eq!(status_error(&quoted).code, Code::InvalidArgument);
+    // A bare number is no quotation: the sentence about the profile counts
+    // because it names the profile the call's entity gives.
     let mut numbered = reply(400, "application/json", r#"{"detail": "No watch profile with id 999."}"#);
     numbered.caller_supplied =
-        vec![CallerField { path: "parameters.entity".into(), values: vec!["999".into()] }];
+        vec![CallerField { path: "parameters.entity".into(), values: vec!["999".into()], nested: false }];
+    assert_eq!(status_error(&numbered).code, Code::UpstreamError, "999 as a word is no evidence");
+    numbered.caller_supplied.push(CallerField {
+        path: "parameters.entity.profile_id".into(),
+        values: vec!["999".into()],
+        nested: true,
+    });
     assert_eq!(status_error(&numbered).code, Code::InvalidArgument);
-    numbered.caller_supplied[0].values.clear();
-    assert_eq!(status_error(&numbered).code, Code::UpstreamError, "999 quoted from no field of the call");
+    // A nested key's single-word name counts only written as a key.
+    let mut mode = reply(400, "application/json", r#"{"detail": "The database is in read-only mode"}"#);
+    mode.caller_supplied =
+        vec![CallerField { path: "parameters.entity.mode".into(), values: vec!["x".into()], nested: true }];
+    assert_eq!(status_error(&mode).code, Code::UpstreamError);
+    for said in
+        ["'mode' must be set", "mode: must be set", "entity mode must be set", "entity.mode must be set"]
+    {
+        mode.bytes = json!({ "detail": said }).to_string().into_bytes();
+        assert_eq!(status_error(&mode).code, Code::InvalidArgument, "{said}");
+    }
     // A field named as the route's resource is named by no sentence about it.
     let mut locked = reply(400, "application/json", r#"{"detail": "Settings are locked."}"#);
     locked.route = "PUT /api/settings/ai".into();

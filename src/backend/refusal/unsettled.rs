@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use super::is_json;
+use super::{is_json, shown_reason};
 use crate::backend::WriteCheck;
 use crate::backend::exchange::Reply;
 use crate::error::{Code, ToolError};
@@ -25,7 +25,7 @@ pub(super) fn redirected(reply: &Reply) -> ToolError {
     let to = location.as_deref().map(|path| format!(" to {path}")).unwrap_or_default();
     let said = if is_json(reply) { reply.json().ok() } else { None }
         .and_then(|body| body.get("detail").and_then(Value::as_str).map(str::trim).map(str::to_string))
-        .filter(|sentence| !sentence.is_empty())
+        .filter(|sentence| !sentence.is_empty() && shown_reason(Some(sentence)).is_some())
         .map(|sentence| format!(" (resmon said: {sentence})"))
         .unwrap_or_default();
     let mut error = match &reply.write {
@@ -67,7 +67,9 @@ pub(super) fn redirected(reply: &Reply) -> ToolError {
 /// was not), so the answer opens with what resmon may have done, carries
 /// `outcome_unknown`, and names the read that tells (contract-notes 26).
 pub(super) fn server_error(reply: &Reply) -> ToolError {
-    let said = own_sentence(reply).map(|sentence| format!(" and said \"{sentence}\"")).unwrap_or_default();
+    let said = shown_reason(own_sentence(reply).as_deref())
+        .map(|sentence| format!(" and said \"{sentence}\""))
+        .unwrap_or_default();
     let answered = format!("{} with {}{said}", reply.route, status_text(reply.status));
     let error = match &reply.write {
         None => ToolError::new(
