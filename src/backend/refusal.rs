@@ -208,7 +208,7 @@ pub(crate) fn status_error(reply: &Reply) -> ToolError {
     // free text. No message quotes such a reason (`shown_reason`); it is kept
     // in `detail.said` instead, where it is judged as JSON.
     if let Some(said) = own_sentence(reply).filter(|reason| holds_json(reason)) {
-        error = error.with_detail("said", json!(said_text(&said)));
+        error = error.with_detail("said", said_value(&said));
     }
     let Some(check) = reply.write.as_ref().filter(|_| (400..500).contains(&reply.status)) else {
         return error;
@@ -250,26 +250,29 @@ fn json_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     })
 }
 
-/// A reason that holds JSON text as `detail.said` keeps it: whole when it is
-/// JSON text whole (the last step judges it as JSON), and otherwise with
-/// each JSON object in it judged here already (a credential-shaped
-/// key's value withheld, contract-notes 13), since the last step reads a
-/// text that is not JSON whole as free text.
-fn said_text(reason: &str) -> String {
+/// A reason that holds JSON text, as `detail.said`: the text itself when it
+/// is JSON text whole, and otherwise its parts in order, each JSON object
+/// in it as a JSON value between the words around it. Either way every key
+/// resmon wrote stays a key that the last step (tools/withhold.rs) walks and
+/// withholds by name (contract-notes 13), which it cannot do for an object
+/// buried in free text.
+fn said_value(reason: &str) -> Value {
     if serde_json::from_str::<Value>(reason).is_ok() {
-        return reason.to_string();
+        return Value::String(reason.to_string());
     }
-    let mut out = String::new();
+    let mut parts = Vec::new();
     let mut at = 0;
     for (start, end) in json_spans(reason) {
-        out.push_str(&reason[at..start]);
-        let mut inner: Value = serde_json::from_str(&reason[start..end]).unwrap_or(Value::Null);
-        crate::settings_policy::withhold_credentials(&mut inner);
-        out.push_str(&inner.to_string());
+        if start > at {
+            parts.push(Value::String(reason[at..start].to_string()));
+        }
+        parts.push(serde_json::from_str(&reason[start..end]).unwrap_or(Value::Null));
         at = end;
     }
-    out.push_str(&reason[at..]);
-    out
+    if at < reason.len() {
+        parts.push(Value::String(reason[at..].to_string()));
+    }
+    Value::Array(parts)
 }
 
 /// What a write resmon refused with a 4xx did not do: a refusal means it
