@@ -13,10 +13,15 @@
 
 use serde_json::{Value, json};
 
+mod evidence;
 mod offer;
+mod said;
 mod unsettled;
 
+use self::evidence::{names_field, quotes, words_of};
 use self::offer::{offer_refused, refused_offer};
+use self::said::holds_json;
+use self::said::said_value;
 pub(crate) use self::unsettled::{cut_short, is_outcome_unknown, status_text};
 use self::unsettled::{own_sentence, redirected, server_error, with_own_fields};
 use super::exchange::Reply;
@@ -220,59 +225,6 @@ pub(crate) fn status_error(reply: &Reply) -> ToolError {
 /// JSON text (`holds_json`), which goes to `detail.said` instead.
 pub(super) fn shown_reason(reason: Option<&str>) -> Option<&str> {
     reason.filter(|reason| !holds_json(reason))
-}
-
-/// Whether a text is, or holds, JSON text: it is, whole, a JSON object or
-/// array, or from some `{` of it on one whole JSON object can be read. Only
-/// an object names a key, so an array of plain values inside a sentence
-/// ("Unknown document ids: [999]") is left in it as its words.
-pub(super) fn holds_json(text: &str) -> bool {
-    let whole = text.trim_start().starts_with(['{', '[']) && serde_json::from_str::<Value>(text).is_ok();
-    whole || json_spans(text).next().is_some()
-}
-
-/// The JSON objects a text holds, each as its byte range, in order and not
-/// overlapping.
-fn json_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let mut from = 0;
-    std::iter::from_fn(move || {
-        while let Some(offset) = text[from..].find('{') {
-            let start = from + offset;
-            let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
-            if let Some(Ok(Value::Object(_))) = values.next() {
-                let end = start + values.byte_offset();
-                from = end;
-                return Some((start, end));
-            }
-            from = start + 1;
-        }
-        None
-    })
-}
-
-/// A reason that holds JSON text, as `detail.said`: the text itself when it
-/// is JSON text whole, and otherwise its parts in order, each JSON object
-/// in it as a JSON value between the words around it. Either way every key
-/// resmon wrote stays a key that the last step (tools/withhold.rs) walks and
-/// withholds by name (contract-notes 13), which it cannot do for an object
-/// buried in free text.
-fn said_value(reason: &str) -> Value {
-    if serde_json::from_str::<Value>(reason).is_ok() {
-        return Value::String(reason.to_string());
-    }
-    let mut parts = Vec::new();
-    let mut at = 0;
-    for (start, end) in json_spans(reason) {
-        if start > at {
-            parts.push(Value::String(reason[at..start].to_string()));
-        }
-        parts.push(serde_json::from_str(&reason[start..end]).unwrap_or(Value::Null));
-        at = end;
-    }
-    if at < reason.len() {
-        parts.push(Value::String(reason[at..].to_string()));
-    }
-    Value::Array(parts)
 }
 
 /// What a write resmon refused with a 4xx did not do: a refusal means it
@@ -556,70 +508,6 @@ fn callers_refusal(reply: &Reply, error: ToolError, sentence: Option<&str>) -> T
 /// Path parameters carry the ids the caller named (`routine_id`, `exec_id`).
 fn is_path_field(field: &str) -> bool {
     field == "id" || field.ends_with("_id")
-}
-
-/// The lowercase words of a sentence, with `_` kept inside words so that
-/// `include_ids` is one word.
-fn words_of(sentence: &str) -> Vec<String> {
-    sentence
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|word| !word.is_empty())
-        .map(str::to_ascii_lowercase)
-        .collect()
-}
-
-/// Whether a sentence names a request field: its last name whole
-/// (`include_ids`), or its parts in a row (`document ids`), or, for an id
-/// (`profile_id`), what it is the id of (`profile`), as a sentence about a
-/// missing record says it. A single-word key inside an object (`nested`: a
-/// key of an object the caller gave, such as `entity`'s `mode`, or one this
-/// server built around the caller's value) is too common a word to count by
-/// itself ("read-only mode", "Value not accepted"): it counts only written
-/// as a key (`keyed`), or with the path that holds it, its parts after the
-/// first in a row (`entity mode`, `entity.mode`, `orcid value`).
-fn names_field(sentence: &str, words: &[String], path: &str, nested: bool) -> bool {
-    let name = last_name(path).to_ascii_lowercase();
-    let parts: Vec<&str> = name.split('_').filter(|part| !part.is_empty()).collect();
-    let in_a_row = |parts: &[String]| {
-        parts.len() > 1
-            && words.windows(parts.len()).any(|run| run.iter().zip(parts).all(|(word, part)| word == part))
-    };
-    let own_parts: Vec<String> = parts.iter().map(|part| part.to_string()).collect();
-    let tail: Vec<String> = path
-        .split('.')
-        .skip(1)
-        .flat_map(|part| part.split('_'))
-        .filter(|part| !part.is_empty())
-        .map(str::to_ascii_lowercase)
-        .collect();
-    let record = name.strip_suffix("_id").filter(|noun| !noun.is_empty() && !noun.contains('_'));
-    let whole = words.contains(&name) && (parts.len() > 1 || !nested);
-    whole
-        || in_a_row(&own_parts)
-        || (nested && (in_a_row(&tail) || keyed(sentence, &name)))
-        || record.is_some_and(|noun| words.iter().any(|word| word == noun))
-}
-
-/// Whether a sentence writes `name` as a key: in quotes of any kind
-/// (`'mode'`, `` `mode` ``), or followed by `:` or `=` (`mode: …`,
-/// `mode=…`), as a word of its own.
-fn keyed(sentence: &str, name: &str) -> bool {
-    let lower = sentence.to_ascii_lowercase();
-    let quoted = ["'", "\"", "`"].iter().any(|q| lower.contains(&format!("{q}{name}{q}")));
-    quoted
-        || lower.match_indices(name).any(|(at, _)| {
-            let before = lower[..at].chars().next_back();
-            let after = lower[at + name.len()..].chars().next();
-            before.is_none_or(|c| !(c.is_alphanumeric() || c == '_')) && matches!(after, Some(':' | '='))
-        })
-}
-
-/// Whether a sentence quotes a value: inside quotes of any kind. A bare
-/// word of the sentence is no quotation, a number included ("line 1
-/// column 5" quotes no one's 5); a sentence about a number the caller gave
-/// names its field too ("No watch profile with id 999"), which counts.
-fn quotes(sentence: &str, value: &str) -> bool {
-    ["'", "\"", "`"].iter().any(|q| sentence.contains(&format!("{q}{value}{q}")))
 }
 
 /// The named fields without those that hold another named one: a value

@@ -1,0 +1,70 @@
+//! Whether resmon's sentence is evidence against the caller (contract-notes
+//! 17): the words that name a request field or quote one of its values.
+//! Reading words is all this module does; `refusal` decides what a match
+//! means for the code.
+
+use super::last_name;
+
+/// The lowercase words of a sentence, with `_` kept inside words so that
+/// `include_ids` is one word.
+pub(super) fn words_of(sentence: &str) -> Vec<String> {
+    sentence
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| !word.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// Whether a sentence names a request field: its last name whole
+/// (`include_ids`), or its parts in a row (`document ids`), or, for an id
+/// (`profile_id`), what it is the id of (`profile`), as a sentence about a
+/// missing record says it. A single-word key inside an object (`nested`: a
+/// key of an object the caller gave, such as `entity`'s `mode`, or one this
+/// server built around the caller's value) is too common a word to count by
+/// itself ("read-only mode", "Value not accepted"): it counts only written
+/// as a key (`keyed`), or with the path that holds it, its parts after the
+/// first in a row (`entity mode`, `entity.mode`, `orcid value`).
+pub(super) fn names_field(sentence: &str, words: &[String], path: &str, nested: bool) -> bool {
+    let name = last_name(path).to_ascii_lowercase();
+    let parts: Vec<&str> = name.split('_').filter(|part| !part.is_empty()).collect();
+    let in_a_row = |parts: &[String]| {
+        parts.len() > 1
+            && words.windows(parts.len()).any(|run| run.iter().zip(parts).all(|(word, part)| word == part))
+    };
+    let own_parts: Vec<String> = parts.iter().map(|part| part.to_string()).collect();
+    let tail: Vec<String> = path
+        .split('.')
+        .skip(1)
+        .flat_map(|part| part.split('_'))
+        .filter(|part| !part.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let record = name.strip_suffix("_id").filter(|noun| !noun.is_empty() && !noun.contains('_'));
+    let whole = words.contains(&name) && (parts.len() > 1 || !nested);
+    whole
+        || in_a_row(&own_parts)
+        || (nested && (in_a_row(&tail) || keyed(sentence, &name)))
+        || record.is_some_and(|noun| words.iter().any(|word| word == noun))
+}
+
+/// Whether a sentence writes `name` as a key: in quotes of any kind
+/// (`'mode'`, `` `mode` ``), or followed by `:` or `=` (`mode: …`,
+/// `mode=…`), as a word of its own.
+fn keyed(sentence: &str, name: &str) -> bool {
+    let lower = sentence.to_ascii_lowercase();
+    let quoted = ["'", "\"", "`"].iter().any(|q| lower.contains(&format!("{q}{name}{q}")));
+    quoted
+        || lower.match_indices(name).any(|(at, _)| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + name.len()..].chars().next();
+            before.is_none_or(|c| !(c.is_alphanumeric() || c == '_')) && matches!(after, Some(':' | '='))
+        })
+}
+
+/// Whether a sentence quotes a value: inside quotes of any kind. A bare
+/// word of the sentence is no quotation, a number included ("line 1
+/// column 5" quotes no one's 5); a sentence about a number the caller gave
+/// names its field too ("No watch profile with id 999"), which counts.
+pub(super) fn quotes(sentence: &str, value: &str) -> bool {
+    ["'", "\"", "`"].iter().any(|q| sentence.contains(&format!("{q}{value}{q}")))
+}
