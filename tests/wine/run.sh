@@ -20,9 +20,11 @@ set -uo pipefail
 # shellcheck source=../lib/kit.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/kit.sh"
 kit_stage wine "Wine stage" "Windows .exe under Wine (the fake backend on loopback)"
+# A package counts as there only when installed: a removed one can leave
+# its configuration files behind, which `dpkg -s` still reports.
 missing=()
 for package in wine wine64 gcc-mingw-w64-x86-64; do
-    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+    [ "$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null)" = "install ok installed" ] || missing+=("$package")
 done
 need_loopback_namespace "${missing[@]}"
 need_tools python3 rustup wine wineboot wineserver winepath x86_64-w64-mingw32-gcc timeout
