@@ -211,13 +211,18 @@ pub(crate) fn withhold_credentials(value: &mut Value) -> bool {
 /// - the value of a `name=value` pair (a URL's query, a log line) whose name
 ///   holds a credential by the same rule as a key (`api_key=`, `apiKey=`,
 ///   `token=`, `key=`, `access_token=`, and `session_key=` when the value
-///   looks like a secret); `sort_key=date` or `max_tokens=5` stay.
+///   looks like a secret); `sort_key=date` or `max_tokens=5` stay;
+/// - the value after a quoted name and a colon (`"api_key": "…"`,
+///   `'token': '…'`, or `\"secret\": \"…\"` as JSON quoted inside JSON
+///   writes it) whose name holds a credential: JSON or a Python dict inside
+///   a sentence, whole, cut short or malformed, read as its pairs.
 pub(crate) fn scrub_text(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut spans: Vec<(usize, usize)> = Vec::new();
     for at in 0..bytes.len() {
         let span = match bytes[at] {
             b'=' => query_value(text, at),
+            b':' => quoted_pair_value(text, at),
             b'b' | b'B' => bearer_credentials(bytes, at),
             _ => None,
         };
@@ -278,6 +283,66 @@ fn query_value(text: &str, equals: usize) -> Option<(usize, usize)> {
     }
     holds_credential(&text[name_start..equals], Some(&text[value_start..value_end]))
         .then_some((value_start, value_end))
+}
+
+/// The span of the value after the `:` at `colon` when a quoted name that
+/// holds a credential stands before it, by the same rule as a key. Only a
+/// quoted name counts, so prose (`The key: a new method`) keeps its words.
+/// A quoted value runs to its closing quote (or the end of a text cut
+/// short); an unquoted one (`"token": 4096`, `None`) as a `name=value`
+/// pair's does. No shortest length, as with a key of JSON: the quotes and
+/// the colon already say that this is data.
+fn quoted_pair_value(text: &str, colon: usize) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let close = colon - bytes[..colon].iter().rev().take_while(|byte| **byte == b' ').count();
+    let quote = *bytes.get(close.checked_sub(1)?)?;
+    if !matches!(quote, b'"' | b'\'') {
+        return None;
+    }
+    // `\"name\"`: JSON text quoted inside a JSON string, its quotes escaped.
+    let escaped = close >= 2 && bytes[close - 2] == b'\\';
+    let name_end = close - 1 - usize::from(escaped);
+    let name_start = bytes[..name_end].iter().rposition(|byte| !in_a_name(*byte)).map_or(0, |at| at + 1);
+    let escaped_opening = [b'\\', quote];
+    let opening = if escaped { &escaped_opening[..] } else { &escaped_opening[1..] };
+    if name_start == name_end || !bytes[..name_start].ends_with(opening) {
+        return None;
+    }
+    let after = colon + 1 + bytes[colon + 1..].iter().take_while(|byte| **byte == b' ').count();
+    let rest = &bytes[after..];
+    let (value_start, value_end) = if let Some(value_quote) =
+        rest.first().filter(|b| matches!(b, b'"' | b'\''))
+    {
+        let start = after + 1;
+        (start, closing_quote(bytes, start, *value_quote).unwrap_or(bytes.len()))
+    } else if rest.starts_with(b"\\\"") || rest.starts_with(b"\\'") {
+        let start = after + 2;
+        let closing = [b'\\', rest[1]];
+        let end =
+            bytes[start..].windows(2).position(|pair| pair == closing).map_or(bytes.len(), |at| start + at);
+        (start, end)
+    } else {
+        (after, after + rest.iter().position(|byte| ends_a_value(*byte)).unwrap_or(rest.len()))
+    };
+    let value = &text[value_start..value_end];
+    if value.is_empty() || value == WITHHELD_TEXT {
+        return None;
+    }
+    holds_credential(&text[name_start..name_end], Some(value)).then_some((value_start, value_end))
+}
+
+/// Where a value quoted with `quote` from `start` on ends: the next `quote`
+/// that no backslash escapes.
+fn closing_quote(bytes: &[u8], start: usize, quote: u8) -> Option<usize> {
+    let mut at = start;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\\' => at += 2,
+            byte if byte == quote => return Some(at),
+            _ => at += 1,
+        }
+    }
+    None
 }
 
 /// A token's characters after `Bearer ` (RFC 6750's b64token: letters,

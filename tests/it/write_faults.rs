@@ -1864,6 +1864,42 @@ fn a_refusal_reason_holding_json_text_shows_no_credential_value() {
     }
 }
 
+/// A credential in resmon's own words is never shown however they carry it:
+/// a JSON object inside its `detail.message`, a 422 problem's `msg`, JSON
+/// that does not parse (a trailing comma, cut short, a Python dict), and
+/// JSON quoted inside a value of JSON (contract-notes 13, "Secrets in text").
+#[test]
+fn a_credential_in_resmons_own_words_is_never_shown_in_any_form() {
+    let mut bench = bench();
+    let routine_get = json!({"routine_id": bench.fake.state().routines[0]["id"].clone()});
+    let places = [
+        ("search_corpus", json!({"query": "graph"}), "POST", "/api/explorer/search"),
+        ("run_sweep", json!({"query": "graph", "sources": ["arxiv"]}), "POST", "/api/search/sweep"),
+        ("update_settings", json!({"group": "ai", "settings": {"ai_model": "m"}}), "PUT", "/api/settings/ai"),
+        ("get_routine", routine_get, "GET", "/api/routines/{id}"),
+    ];
+    let bodies = [
+        json!({"detail": {"message": r#"Refused {"api_key": "LEAKED-1abcdef"}"#, "code": "c"}}),
+        json!({"detail": {"message": "no", "reason": r#"x {"api_key": "LEAKED-2abcdef"}"#}}),
+        json!({"detail": [{"loc": ["body", "query"], "msg": r#"bad {"api_key": "LEAKED-3abcdef"}"#}]}),
+        json!({"detail": r#"Refused {"api_key": "LEAKED-4abcdef",}"#}),
+        json!({"detail": r#"Refused {"api_key": "LEAKED-5abc"#}),
+        json!({"detail": "Refused {'api_key': 'LEAKED-6abcdef'}"}),
+        json!({"detail": r#"Refused {"body": "x {\"api_key\": \"LEAKED-7abcdef\"} y"}"#}),
+    ];
+    for (tool, arguments, method, path) in &places {
+        for status in [400, 409, 422, 500] {
+            for body in &bodies {
+                bench.fault_only(method, path, Fault::Status(status, body.to_string()));
+                bench.session.transcript.clear();
+                let error = bench.error(tool, arguments.clone());
+                let transcript = bench.session.transcript.join("\n");
+                assert!(!transcript.contains("LEAKED"), "{tool} {status} {body}: {error}");
+            }
+        }
+    }
+}
+
 /// contract-notes 17: a word of resmon's sentence that only happens to
 /// match the call (a number, a common word that is a key inside an object,
 /// a key this server built around the caller's value) is no evidence, so

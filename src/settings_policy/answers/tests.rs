@@ -257,6 +257,39 @@ fn free_text_loses_bearer_credentials_and_credential_query_values() {
 }
 
 #[test]
+fn free_text_loses_the_values_of_quoted_credential_names() {
+    let cases = [
+        (r#"Refused {"api_key": "LEAK-abcdef123456"}"#, r#"Refused {"api_key": "<withheld>"}"#),
+        // Short values too: the quotes and the colon say this is data.
+        (r#"{"smtp_password": "hunter2", "name": "R"}"#, r#"{"smtp_password": "<withheld>", "name": "R"}"#),
+        // A Python dict, and JSON cut short or with a trailing comma.
+        ("{'api_key': 'sk-ant-x1', 'n': 1}", "{'api_key': '<withheld>', 'n': 1}"),
+        (r#"Refused {"token": "abc"#, r#"Refused {"token": "<withheld>"#),
+        (r#"Refused {"apiKey": "LEAK-6",}"#, r#"Refused {"apiKey": "<withheld>",}"#),
+        // Unquoted values, and quotes escaped as JSON inside JSON writes them.
+        (r#"{"token": 4096, "x": 1}"#, r#"{"token": <withheld>, "x": 1}"#),
+        (r#"x {\"api_key\": \"LEAK-17\"} y"#, r#"x {\"api_key\": \"<withheld>\"} y"#),
+        // A quote escaped inside the value does not end it.
+        (r#"{"password": "a\"b c"}"#, r#"{"password": "<withheld>"}"#),
+        (r#"{"core_api_key" : "K-1"}"#, r#"{"core_api_key" : "<withheld>"}"#),
+    ];
+    for (text, scrubbed) in cases {
+        assert_eq!(scrub_text(text).as_deref(), Some(scrubbed), "{text}");
+        assert_eq!(scrub_text(scrubbed), None, "a scrubbed text is left as it is: {scrubbed}");
+    }
+    for text in [
+        "The key: a new method for graph attention",
+        "Token: the unit of text",
+        r#"{"sort_key": "date", "max_tokens": 4096, "name": "R"}"#,
+        r#"{"credential_name": "core_api_key"}"#,
+        r#"{"api_key": ""}"#,
+        r#"a "token" : "#,
+    ] {
+        assert_eq!(scrub_text(text), None, "{text}");
+    }
+}
+
+#[test]
 fn credential_values_are_withheld_at_any_depth_and_inside_json_text() {
     let mut record = json!({
         "name": "R",
@@ -276,8 +309,9 @@ fn credential_values_are_withheld_at_any_depth_and_inside_json_text() {
     assert_eq!(record["parameters"]["hooks"][0], json!({"url": "u", "api_token": {"withheld": true}}));
     let storage: Value = serde_json::from_str(record["storage_settings"].as_str().unwrap()).unwrap();
     assert_eq!(storage, json!({"auth": {"withheld": true}, "folder": "x"}));
-    // Text that is not whole JSON is not read as JSON (contract-notes 13 says so).
-    assert_eq!(record["notes"], json!("{not json but {\"password\": \"p\"}"));
+    // Text that is not whole JSON is not read as JSON, but its quoted pairs
+    // are read as free text is (contract-notes 13 says so).
+    assert_eq!(record["notes"], json!("{not json but {\"password\": \"<withheld>\"}"));
     assert_eq!(record["plain"], json!("[1, 2]"));
     assert_eq!(record["authorships"], json!([{"author": "A"}]));
     assert_eq!(record["max_tokens"], json!(5));
