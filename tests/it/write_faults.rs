@@ -1997,3 +1997,33 @@ fn an_unplaced_refusal_claims_only_that_it_cannot_be_told() {
         );
     }
 }
+
+/// An accepted sweep whose answer could not be read might have said it was
+/// queued (contract-notes 26): the closing holds for a started run and a
+/// queued one alike, and "shows this one" is kept for an execution id read.
+#[test]
+fn a_sweep_whose_answer_was_not_read_is_not_said_to_be_listed() {
+    let mut bench = bench();
+    let sweep = json!({"query": "graph", "sources": ["arxiv"]});
+    let path = "/api/search/sweep";
+    for (case, fault) in
+        [("broke off", Fault::BreakOff(3)), ("no id", Fault::SetKeys(json!({"execution_id": null})))]
+    {
+        bench.fault_only("POST", path, fault);
+        let error = bench.applied_error("run_sweep", sweep.clone(), "resmon accepted the one-off search");
+        let text = message(&error);
+        assert!(!text.contains("shows this one"), "{case}: {text}");
+        assert!(
+            text.ends_with(
+                "Do not call run_sweep again: that would start or queue a second search; list_executions \
+                 shows the run, a queued one once it starts."
+            ),
+            "{case}: {text}"
+        );
+        assert_eq!(bench.count("POST", path), 1, "{case}: sent once");
+    }
+    // An execution id read, and nothing saying queued: the run is listed.
+    bench.fault_only("POST", path, Fault::SetKeys(json!({"duplicate": null})));
+    let error = bench.error("run_sweep", sweep);
+    assert!(message(&error).ends_with("list_executions shows this one."), "{error}");
+}
