@@ -369,17 +369,18 @@ fn judge_refusal(reply: &Reply, error: ToolError, fields: &[String], sentence: O
             // `settings`, under /api/settings) cannot be told from it: "Settings
             // are locked" speaks of the resource, not of the argument.
             let resource: Vec<String> = words_of(&reply.route);
-            let named = |path: &str, nested: bool| {
+            // A single word counts by itself for a field this server chose:
+            // naming one only keeps the caller from being blamed.
+            let named = |path: &str, bare: bool| {
                 !resource.contains(&last_name(path).to_ascii_lowercase())
-                    && names_field(sentence, &words, path, nested)
+                    && names_field(sentence, &words, path, bare)
             };
-            let choices = reply.server_chosen.iter().filter(|field| named(field, false)).cloned().collect();
+            let choices = reply.server_chosen.iter().filter(|field| named(field, true)).cloned().collect();
             let callers: Vec<String> = reply
                 .caller_supplied
                 .iter()
                 .filter(|field| {
-                    named(&field.path, field.nested)
-                        || field.values.iter().any(|value| quotes(sentence, value))
+                    named(&field.path, false) || field.values.iter().any(|value| quotes(sentence, value))
                 })
                 .map(|field| field.path.clone())
                 .collect();

@@ -187,11 +187,21 @@ fn other_refusals_naming_the_callers_field_stay_invalid_argument() {
     fake.set_fault_for(
         "GET",
         "/api/profiles",
-        Fault::Status(400, r#"{"detail": "kind must not be empty"}"#.into()),
+        Fault::Status(400, r#"{"detail": "kind: must not be empty"}"#.into()),
     );
     let error = tool_error(&session.call("list_watch_profiles", json!({"kind": "group"})));
     assert_eq!(error["error"], "invalid_argument", "{error}");
-    assert_eq!(error["message"], "kind must not be empty", "{error}");
+    assert_eq!(error["message"], "kind: must not be empty", "{error}");
+    // The single word in passing is no evidence against the caller
+    // (contract-notes 17), nor a refusal of the offered value.
+    fake.set_fault_for(
+        "GET",
+        "/api/profiles",
+        Fault::Status(400, r#"{"detail": "kind must not be empty"}"#.into()),
+    );
+    let error = tool_error(&session.call("list_watch_profiles", json!({"kind": "group"})));
+    assert_eq!(error["error"], "upstream_error", "{error}");
+    assert!(error["message"].as_str().unwrap().contains("cannot tell"), "{error}");
     fake.set_fault_for(
         "POST",
         "/api/routines",

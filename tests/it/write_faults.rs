@@ -2033,3 +2033,95 @@ fn an_unplaced_refusal_claims_only_that_it_cannot_be_told() {
         );
     }
 }
+
+/// A single-word field name is too common a word to blame the caller by
+/// itself (contract-notes 17): "Rate limit exceeded" is about no `limit`
+/// argument, and "Query planner timed out" about no `query`. It counts only
+/// written as a key (quoted or backticked, or followed by `:` or `=`) or
+/// within a longer name or path in a row; a name of more words, and a
+/// quoted value, still count.
+#[test]
+fn a_single_word_field_named_in_passing_is_no_evidence() {
+    let mut bench = bench();
+    let search = json!({"query": "graph", "limit": 10});
+    let sweep = json!({"query": "graph", "sources": ["arxiv"], "max_results": 5});
+    let cases = [
+        (
+            "search_corpus",
+            &search,
+            "POST",
+            "/api/explorer/search",
+            "Rate limit exceeded, try again later",
+            false,
+        ),
+        ("search_corpus", &search, "POST", "/api/explorer/search", "The query is too long.", false),
+        (
+            "run_sweep",
+            &sweep,
+            "POST",
+            "/api/search/sweep",
+            "Query planner timed out; the database is busy",
+            false,
+        ),
+        ("run_sweep", &sweep, "POST", "/api/search/sweep", "The query queue is full", false),
+        // Written as a key, the same word is evidence.
+        ("search_corpus", &search, "POST", "/api/explorer/search", "limit: must be at most 5", true),
+        ("search_corpus", &search, "POST", "/api/explorer/search", "limit=10 is too large", true),
+        ("search_corpus", &search, "POST", "/api/explorer/search", "'query' must not be empty", true),
+        ("search_corpus", &search, "POST", "/api/explorer/search", "`query` is too long", true),
+        ("run_sweep", &sweep, "POST", "/api/search/sweep", "\"query\" must not be empty", true),
+        // A name of more than one word, and a quoted value.
+        ("run_sweep", &sweep, "POST", "/api/search/sweep", "max_results: 5 is below the minimum", true),
+        ("run_sweep", &sweep, "POST", "/api/search/sweep", "max results must be at least 10", true),
+        ("search_corpus", &search, "POST", "/api/explorer/search", "No results for 'graph'", true),
+    ];
+    for (tool, arguments, method, path, said, callers) in cases {
+        bench.fault_only(method, path, Fault::Status(400, json!({ "detail": said }).to_string()));
+        let error = bench.error(tool, arguments.clone());
+        let text = message(&error);
+        assert!(text.contains(said), "{tool} {said}: {error}");
+        if callers {
+            assert_eq!(error["error"], "invalid_argument", "{tool} {said}: {error}");
+        } else {
+            assert_eq!(error["error"], "upstream_error", "{tool} {said}: {error}");
+            assert!(
+                text.contains(
+                    "this server cannot tell from resmon's answer whether an argument of this call was at fault"
+                ),
+                "{tool} {said}: {text}"
+            );
+            assert!(error["detail"].get("arguments").is_none(), "{tool} {said}: {error}");
+        }
+        assert_eq!(bench.count(method, path), 1, "{tool} {said}");
+    }
+}
+
+/// An accepted sweep whose answer could not be read might have said it was
+/// queued (contract-notes 26): the closing holds for a started run and a
+/// queued one alike, and "shows this one" is kept for an execution id read.
+#[test]
+fn a_sweep_whose_answer_was_not_read_is_not_said_to_be_listed() {
+    let mut bench = bench();
+    let sweep = json!({"query": "graph", "sources": ["arxiv"]});
+    let path = "/api/search/sweep";
+    for (case, fault) in
+        [("broke off", Fault::BreakOff(3)), ("no id", Fault::SetKeys(json!({"execution_id": null})))]
+    {
+        bench.fault_only("POST", path, fault);
+        let error = bench.applied_error("run_sweep", sweep.clone(), "resmon accepted the one-off search");
+        let text = message(&error);
+        assert!(!text.contains("shows this one"), "{case}: {text}");
+        assert!(
+            text.ends_with(
+                "Do not call run_sweep again: that would start or queue a second search; list_executions \
+                 shows the run, a queued one once it starts."
+            ),
+            "{case}: {text}"
+        );
+        assert_eq!(bench.count("POST", path), 1, "{case}: sent once");
+    }
+    // An execution id read, and nothing saying queued: the run is listed.
+    bench.fault_only("POST", path, Fault::SetKeys(json!({"duplicate": null})));
+    let error = bench.error("run_sweep", sweep);
+    assert!(message(&error).ends_with("list_executions shows this one."), "{error}");
+}

@@ -42,11 +42,7 @@ impl Backend {
         let mut sorted = Sorted::default();
         for (key, value) in query {
             if self.is_callers(key) {
-                sorted.callers.push(CallerField {
-                    path: key.to_string(),
-                    values: vec![value.clone()],
-                    nested: false,
-                });
+                sorted.callers.push(CallerField { path: key.to_string(), values: vec![value.clone()] });
             } else {
                 sorted.chosen.push(key.to_string());
                 sorted.chosen_values.push(value.clone());
@@ -66,13 +62,9 @@ impl Backend {
         for (key, value) in fields {
             let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
             if self.is_callers(&path) {
-                // One of the tool's own fields, at the top of the body or in
-                // the object this server builds for the call's arguments
-                // (`parameters.keywords`), is named by its own name; one
-                // deeper lies inside structure this server built around the
-                // caller's value (`identifiers.orcid.value`).
-                let nested = path.split('.').count() > 2;
-                caller_field(path, value, nested, &mut sorted.callers);
+                // Each is named by its last name, a single word only as a key
+                // or with its path (contract-notes 17).
+                caller_field(path, value, &mut sorted.callers);
             } else if self.caller_fields.iter().any(|field| within(field, &path)) {
                 if let Value::Object(inner) = value {
                     self.sort_fields(inner, &path, sorted);
@@ -110,17 +102,17 @@ struct Sorted {
 /// One of the caller's fields with the values it sent and, inside an object
 /// it holds, each key by its own path: the names the caller wrote (a
 /// settings key, the entity's `mode`) are the ones a refusal would use.
-/// Only keys the caller wrote are added so, each `nested`: the structure
-/// this server builds is not the caller's (`provenance`).
-fn caller_field(path: String, value: &Value, nested: bool, callers: &mut Vec<CallerField>) {
+/// Only keys the caller wrote are added so: the structure this server
+/// builds is not the caller's (`provenance`).
+fn caller_field(path: String, value: &Value, callers: &mut Vec<CallerField>) {
     let mut values = Vec::new();
     scalars(value, &mut values);
     let inner = value
         .as_object()
         .map(|inner| inner.iter().map(|(key, value)| (format!("{path}.{key}"), value)).collect::<Vec<_>>());
-    callers.push(CallerField { path, values, nested });
+    callers.push(CallerField { path, values });
     for (path, value) in inner.unwrap_or_default() {
-        caller_field(path, value, true, callers);
+        caller_field(path, value, callers);
     }
 }
 

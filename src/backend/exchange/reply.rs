@@ -62,19 +62,12 @@ pub(crate) struct CallerField {
     pub path: String,
     /// Its strings and numbers as text, at any depth.
     pub values: Vec<String>,
-    /// Whether it is a key inside an object rather than one of the tool's
-    /// own fields: a key of an object the caller gave (`settings.ai_model`,
-    /// `parameters.entity.mode`), or the field this server built around the
-    /// caller's value (`identifiers.orcid.value`), whose last name is this
-    /// server's structure. A single-word name of one counts as named only
-    /// when a sentence writes it as a key (contract-notes 17).
-    pub nested: bool,
 }
 
 impl From<&str> for CallerField {
     /// A field known by its path alone, as a unit test names one.
     fn from(path: &str) -> CallerField {
-        CallerField { path: path.to_string(), values: Vec::new(), nested: false }
+        CallerField { path: path.to_string(), values: Vec::new() }
     }
 }
 

@@ -15,16 +15,17 @@ pub(super) fn words_of(sentence: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether a sentence names a request field: its last name whole
-/// (`include_ids`), or its parts in a row (`document ids`), or, for an id
-/// (`profile_id`), what it is the id of (`profile`), as a sentence about a
-/// missing record says it. A single-word key inside an object (`nested`: a
-/// key of an object the caller gave, such as `entity`'s `mode`, or one this
-/// server built around the caller's value) is too common a word to count by
-/// itself ("read-only mode", "Value not accepted"): it counts only written
-/// as a key (`keyed`), or with the path that holds it, its parts after the
-/// first in a row (`entity mode`, `entity.mode`, `orcid value`).
-pub(super) fn names_field(sentence: &str, words: &[String], path: &str, nested: bool) -> bool {
+/// Whether a sentence names a request field (contract-notes 17). A name of
+/// more than one word counts whole (`include_ids`) or by its parts in a row
+/// (`document ids`), and an id (`profile_id`) by what it is the id of
+/// (`profile`), as a sentence about a missing record says it. A single-word
+/// name (`query`, `limit`, an entity's `mode`) is too common a word to
+/// count by itself ("Rate limit exceeded", "Query planner timed out",
+/// "read-only mode"): it counts only written as a key (`keyed`), or within
+/// its path written in a row (`parameters.query`, `entity mode`,
+/// `orcid value`). `bare` lets a single word count by itself all the same:
+/// a field this server chose, which never blames the caller, is named so.
+pub(super) fn names_field(sentence: &str, words: &[String], path: &str, bare: bool) -> bool {
     let name = last_name(path).to_ascii_lowercase();
     let parts: Vec<&str> = name.split('_').filter(|part| !part.is_empty()).collect();
     let in_a_row = |parts: &[String]| {
@@ -32,18 +33,21 @@ pub(super) fn names_field(sentence: &str, words: &[String], path: &str, nested: 
             && words.windows(parts.len()).any(|run| run.iter().zip(parts).all(|(word, part)| word == part))
     };
     let own_parts: Vec<String> = parts.iter().map(|part| part.to_string()).collect();
-    let tail: Vec<String> = path
-        .split('.')
-        .skip(1)
-        .flat_map(|part| part.split('_'))
-        .filter(|part| !part.is_empty())
-        .map(str::to_ascii_lowercase)
-        .collect();
+    let path_parts = |skip: usize| -> Vec<String> {
+        path.split('.')
+            .skip(skip)
+            .flat_map(|part| part.split('_'))
+            .filter(|part| !part.is_empty())
+            .map(str::to_ascii_lowercase)
+            .collect()
+    };
     let record = name.strip_suffix("_id").filter(|noun| !noun.is_empty() && !noun.contains('_'));
-    let whole = words.contains(&name) && (parts.len() > 1 || !nested);
+    let whole = words.contains(&name) && (parts.len() > 1 || bare);
     whole
         || in_a_row(&own_parts)
-        || (nested && (in_a_row(&tail) || keyed(sentence, &name)))
+        || in_a_row(&path_parts(0))
+        || in_a_row(&path_parts(1))
+        || keyed(sentence, &name)
         || record.is_some_and(|noun| words.iter().any(|word| word == noun))
 }
 

@@ -236,22 +236,37 @@ mod tests {
     #[test]
     fn a_refusal_of_the_field_that_names_neither_value_nor_choices_stays_the_callers() {
         for body in [
-            r#"{"detail": "kind must not be empty"}"#,
-            r#"{"detail": "kind person needs an identifier"}"#,
-            r#"{"detail": "kind must be person or institution, and limit at most 50"}"#,
+            r#"{"detail": "kind: must not be empty"}"#,
+            r#"{"detail": "'kind' person needs an identifier"}"#,
+            r#"{"detail": "kind: must be person or institution, and limit: at most 50"}"#,
         ] {
             let mut reply = kind_refusal(body);
             reply.caller_supplied.push("limit".into());
             let error = status_error(&reply);
             assert_eq!(error.code, Code::InvalidArgument, "{body}: {}", error.message);
         }
+        // The same single words in passing are no evidence against the
+        // caller (contract-notes 17), and no refusal of the offered value.
+        for body in [
+            r#"{"detail": "kind must not be empty"}"#,
+            r#"{"detail": "kind must be person or institution, and limit at most 50"}"#,
+        ] {
+            let mut reply = kind_refusal(body);
+            reply.caller_supplied.push("limit".into());
+            let error = status_error(&reply);
+            assert_eq!(error.code, Code::UpstreamError, "{body}: {}", error.message);
+            assert!(error.message.contains("cannot tell"), "{body}: {}", error.message);
+        }
     }
 
     #[test]
     fn other_refusals_of_the_callers_fields_stay_the_callers() {
         // A sentence about the field that does not say the value is unknown.
-        let other = status_error(&export_refusal(400, r#"{"detail": "The format is too long."}"#, None));
+        let other = status_error(&export_refusal(400, r#"{"detail": "`format` is too long."}"#, None));
         assert_eq!(other.code, Code::InvalidArgument, "{}", other.message);
+        // The single word in passing is no evidence (contract-notes 17).
+        let passing = status_error(&export_refusal(400, r#"{"detail": "The format is too long."}"#, None));
+        assert_eq!(passing.code, Code::UpstreamError, "{}", passing.message);
         // A 422 about the offered value and another of the caller's fields:
         // the caller has something to correct.
         let mut mixed = export_refusal(
@@ -262,9 +277,11 @@ mod tests {
         );
         mixed.caller_supplied.push("query".into());
         assert_eq!(status_error(&mixed).code, Code::InvalidArgument);
-        // Without an offered value, resmon naming the caller's field is the caller's.
+        // Without an offered value, resmon quoting the caller's value is the
+        // caller's (the single word `format` alone is no evidence).
         let mut plain = export_refusal(400, r#"{"detail": "Unknown export format 'json'"}"#, None);
         plain.offered.clear();
+        plain.caller_supplied = vec![CallerField { path: "format".into(), values: vec!["json".into()] }];
         assert_eq!(status_error(&plain).code, Code::InvalidArgument);
         // An offered value carried in the path, mentioned in passing but
         // not quoted as the thing refused.
@@ -284,21 +301,9 @@ mod tests {
         let mut entity = reply(400, "application/json", r#"{"detail": "Unknown watch profile 99."}"#);
         entity.route = "POST /api/routines".into();
         entity.caller_supplied = vec![
-            CallerField {
-                path: "parameters.entity".into(),
-                values: vec!["99".into(), "new_papers".into()],
-                nested: false,
-            },
-            CallerField {
-                path: "parameters.entity.profile_id".into(),
-                values: vec!["99".into()],
-                nested: true,
-            },
-            CallerField {
-                path: "parameters.entity.mode".into(),
-                values: vec!["new_papers".into()],
-                nested: true,
-            },
+            CallerField { path: "parameters.entity".into(), values: vec!["99".into(), "new_papers".into()] },
+            CallerField { path: "parameters.entity.profile_id".into(), values: vec!["99".into()] },
+            CallerField { path: "parameters.entity.mode".into(), values: vec!["new_papers".into()] },
         ];
         assert_eq!(status_error(&entity).code, Code::InvalidArgument);
     }

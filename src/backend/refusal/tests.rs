@@ -150,24 +150,22 @@ fn a_refusal_is_blamed_on_the_caller_only_with_evidence() {
     let mut quoted = reply(400, "application/json", r#"{"detail": "Source 'nowhere' is not configured."}"#);
     quoted.route = "POST /api/search/sweep".into();
     quoted.caller_supplied =
-        vec![CallerField { path: "repositories".into(), values: vec!["nowhere".into()], nested: false }];
+        vec![CallerField { path: "repositories".into(), values: vec!["nowhere".into()] }];
     assert_eq!(status_error(&quoted).code, Code::InvalidArgument);
     // A bare number is no quotation: the sentence about the profile counts
     // because it names the profile the call's entity gives.
     let mut numbered = reply(400, "application/json", r#"{"detail": "No watch profile with id 999."}"#);
     numbered.caller_supplied =
-        vec![CallerField { path: "parameters.entity".into(), values: vec!["999".into()], nested: false }];
+        vec![CallerField { path: "parameters.entity".into(), values: vec!["999".into()] }];
     assert_eq!(status_error(&numbered).code, Code::UpstreamError, "999 as a word is no evidence");
-    numbered.caller_supplied.push(CallerField {
-        path: "parameters.entity.profile_id".into(),
-        values: vec!["999".into()],
-        nested: true,
-    });
+    numbered
+        .caller_supplied
+        .push(CallerField { path: "parameters.entity.profile_id".into(), values: vec!["999".into()] });
     assert_eq!(status_error(&numbered).code, Code::InvalidArgument);
-    // A nested key's single-word name counts only written as a key.
+    // A single-word name counts only written as a key or with its path.
     let mut mode = reply(400, "application/json", r#"{"detail": "The database is in read-only mode"}"#);
     mode.caller_supplied =
-        vec![CallerField { path: "parameters.entity.mode".into(), values: vec!["x".into()], nested: true }];
+        vec![CallerField { path: "parameters.entity.mode".into(), values: vec!["x".into()] }];
     assert_eq!(status_error(&mode).code, Code::UpstreamError);
     for said in
         ["'mode' must be set", "mode: must be set", "entity mode must be set", "entity.mode must be set"]
@@ -184,9 +182,12 @@ fn a_refusal_is_blamed_on_the_caller_only_with_evidence() {
     key.route = "PUT /api/settings/ai".into();
     key.caller_supplied = locked.caller_supplied.clone();
     assert_eq!(status_error(&key).code, Code::InvalidArgument);
-    // A sentence naming the caller's field is the caller's.
-    let named = status_error(&reply(400, "application/json", r#"{"detail": "The query is too long."}"#));
+    // A sentence naming the caller's field as a key is the caller's; the
+    // single word in passing is no evidence (contract-notes 17).
+    let named = status_error(&reply(400, "application/json", r#"{"detail": "'query' is too long."}"#));
     assert_eq!(named.code, Code::InvalidArgument);
+    let passing = status_error(&reply(400, "application/json", r#"{"detail": "The query is too long."}"#));
+    assert_eq!(passing.code, Code::UpstreamError);
     // A 422 naming both: not blamed on the caller alone, and says both.
     let mixed = status_error(&reply(
         422,

@@ -146,8 +146,14 @@ impl Accepted {
                 second search. If this one was queued it has no execution yet; list_executions shows it \
                 once it has started."
                 .to_string(),
-            Act::Sweep => "Do not call run_sweep again: that would start another run; list_executions \
-                shows this one."
+            // Only an execution id read, with nothing saying queued, shows
+            // a started run; an answer not read might have said queued, so
+            // the closing holds for either (contract-notes 26).
+            Act::Sweep if self.id.is_some() => "Do not call run_sweep again: that would start another run; \
+                list_executions shows this one."
+                .to_string(),
+            Act::Sweep => "Do not call run_sweep again: that would start or queue a second search; \
+                list_executions shows the run, a queued one once it starts."
                 .to_string(),
             Act::RoutineRun { routine_id } => format!(
                 "Do not call run_routine again: that would run routine {routine_id} a second time; \
