@@ -271,14 +271,24 @@ fn ends_a_value(byte: u8) -> bool {
 fn query_value(text: &str, equals: usize) -> Option<(usize, usize)> {
     let bytes = text.as_bytes();
     let name_start = bytes[..equals].iter().rposition(|byte| !in_a_name(*byte)).map_or(0, |at| at + 1);
-    let value_start = equals + 1;
-    let value_end = bytes[value_start..]
-        .iter()
-        .position(|byte| ends_a_value(*byte))
-        .map_or(bytes.len(), |at| value_start + at);
+    // A keyword argument's value may be quoted (`api_key='…'`): it runs to
+    // its closing quote.
+    let (value_start, value_end) = match bytes.get(equals + 1) {
+        Some(&quote) if matches!(quote, b'"' | b'\'') => {
+            let start = equals + 2;
+            (start, closing_quote(bytes, start, quote).unwrap_or(bytes.len()))
+        }
+        _ => {
+            let start = equals + 1;
+            (start, value_end(bytes, start))
+        }
+    };
     // A value shorter than any key or token (`token=4096` in a sentence about
     // a model's limits, `key=value` as an example) is prose, not a secret.
-    if name_start == equals || value_end - value_start < SHORTEST_SECRET_IN_TEXT {
+    if name_start == equals
+        || value_end - value_start < SHORTEST_SECRET_IN_TEXT
+        || &text[value_start..value_end] == WITHHELD_TEXT
+    {
         return None;
     }
     holds_credential(&text[name_start..equals], Some(&text[value_start..value_end]))
@@ -286,49 +296,75 @@ fn query_value(text: &str, equals: usize) -> Option<(usize, usize)> {
 }
 
 /// The span of the value after the `:` at `colon` when a quoted name that
-/// holds a credential stands before it, by the same rule as a key. Only a
-/// quoted name counts, so prose (`The key: a new method`) keeps its words.
-/// A quoted value runs to its closing quote (or the end of a text cut
-/// short); an unquoted one (`"token": 4096`, `None`) as a `name=value`
-/// pair's does. No shortest length, as with a key of JSON: the quotes and
-/// the colon already say that this is data.
+/// holds a credential stands before it, by the same rule as a key, inside
+/// a dict or an object (the name follows `{` or `,`). Only such a name
+/// counts, so prose keeps its words (`The key: a new method`, `"Passwords":
+/// a usability study`). The name is what its quotes hold (`'API key'`
+/// included), with the quotes escaped too (`\"secret\": \"…\"`, JSON
+/// quoted inside JSON). The value is withheld whole whatever it is: a
+/// quoted string (a Python prefix such as `b'…'` included) to its closing
+/// quote, an object or list to its closing bracket, anything else as a
+/// `name=value` pair's value runs, each to the end of a text cut short. No
+/// shortest length, as for a key of JSON: the quotes and the colon already
+/// say that this is data.
 fn quoted_pair_value(text: &str, colon: usize) -> Option<(usize, usize)> {
     let bytes = text.as_bytes();
-    let close = colon - bytes[..colon].iter().rev().take_while(|byte| **byte == b' ').count();
+    let close = colon - bytes[..colon].iter().rev().take_while(|byte| byte.is_ascii_whitespace()).count();
     let quote = *bytes.get(close.checked_sub(1)?)?;
     if !matches!(quote, b'"' | b'\'') {
         return None;
     }
-    // `\"name\"`: JSON text quoted inside a JSON string, its quotes escaped.
     let escaped = close >= 2 && bytes[close - 2] == b'\\';
     let name_end = close - 1 - usize::from(escaped);
-    let name_start = bytes[..name_end].iter().rposition(|byte| !in_a_name(*byte)).map_or(0, |at| at + 1);
-    let escaped_opening = [b'\\', quote];
-    let opening = if escaped { &escaped_opening[..] } else { &escaped_opening[1..] };
-    if name_start == name_end || !bytes[..name_start].ends_with(opening) {
+    let open = bytes[..name_end].iter().rposition(|byte| *byte == quote)?;
+    let name_start = open + 1;
+    if escaped && (open == 0 || bytes[open - 1] != b'\\') {
         return None;
     }
-    let after = colon + 1 + bytes[colon + 1..].iter().take_while(|byte| **byte == b' ').count();
-    let rest = &bytes[after..];
-    let (value_start, value_end) = if let Some(value_quote) =
-        rest.first().filter(|b| matches!(b, b'"' | b'\''))
-    {
-        let start = after + 1;
-        (start, closing_quote(bytes, start, *value_quote).unwrap_or(bytes.len()))
-    } else if rest.starts_with(b"\\\"") || rest.starts_with(b"\\'") {
-        let start = after + 2;
-        let closing = [b'\\', rest[1]];
-        let end =
-            bytes[start..].windows(2).position(|pair| pair == closing).map_or(bytes.len(), |at| start + at);
-        (start, end)
-    } else {
-        (after, after + rest.iter().position(|byte| ends_a_value(*byte)).unwrap_or(rest.len()))
-    };
+    let name = &text[name_start..name_end];
+    if name.is_empty() || name.len() > LONGEST_QUOTED_NAME || name.contains(['"', '\'', '\\', ':']) {
+        return None;
+    }
+    let before = bytes[..open - usize::from(escaped)].iter().rev().find(|byte| !byte.is_ascii_whitespace());
+    if !matches!(before, Some(b'{' | b',')) {
+        return None;
+    }
+    let after = colon + 1 + bytes[colon + 1..].iter().take_while(|byte| byte.is_ascii_whitespace()).count();
+    let (value_start, value_end) = value_of_pair(bytes, after);
     let value = &text[value_start..value_end];
-    if value.is_empty() || value == WITHHELD_TEXT {
+    // Already withheld, in either form this server writes.
+    let already = serde_json::from_str::<Value>(value).is_ok_and(|parsed| parsed == withheld());
+    if value.is_empty() || value == WITHHELD_TEXT || already {
         return None;
     }
-    holds_credential(&text[name_start..name_end], Some(value)).then_some((value_start, value_end))
+    holds_credential(name, Some(value)).then_some((value_start, value_end))
+}
+
+/// The longest name in quotes that `quoted_pair_value` reads as a key.
+const LONGEST_QUOTED_NAME: usize = 64;
+
+/// The span of a pair's value that starts at `at` (see `quoted_pair_value`).
+fn value_of_pair(bytes: &[u8], at: usize) -> (usize, usize) {
+    let rest = &bytes[at..];
+    // A Python string prefix (`b'…'`, `rb"…"`) before the quote.
+    let prefix = rest.iter().take(2).take_while(|byte| b"bBrRuUfF".contains(byte)).count();
+    match (rest.get(prefix), rest.get(prefix + 1)) {
+        (Some(&quote), _) if matches!(quote, b'"' | b'\'') => {
+            let start = at + prefix + 1;
+            (start, closing_quote(bytes, start, quote).unwrap_or(bytes.len()))
+        }
+        (Some(b'\\'), Some(&quote)) if prefix == 0 && matches!(quote, b'"' | b'\'') => {
+            let start = at + 2;
+            (start, closing_escaped_quote(bytes, start, quote).unwrap_or(bytes.len()))
+        }
+        _ if prefix == 0 && matches!(rest.first(), Some(b'{' | b'[')) => (at, closing_bracket(bytes, at)),
+        _ => (at, value_end(bytes, at)),
+    }
+}
+
+/// Where an unquoted value in free text that starts at `start` ends.
+fn value_end(bytes: &[u8], start: usize) -> usize {
+    bytes[start..].iter().position(|byte| ends_a_value(*byte)).map_or(bytes.len(), |at| start + at)
 }
 
 /// Where a value quoted with `quote` from `start` on ends: the next `quote`
@@ -343,6 +379,48 @@ fn closing_quote(bytes: &[u8], start: usize, quote: u8) -> Option<usize> {
         }
     }
     None
+}
+
+/// Where a value quoted with an escaped quote (`\"…\"`, JSON quoted inside
+/// JSON) from `start` on ends: the next `\` and `quote`. A `\\` there is the
+/// inner text's own backslash, which escapes the inner character after it
+/// (`\\\"` is a quote inside the inner value), so both are passed over.
+fn closing_escaped_quote(bytes: &[u8], start: usize, quote: u8) -> Option<usize> {
+    let mut at = start;
+    while at + 1 < bytes.len() {
+        match (bytes[at], bytes[at + 1]) {
+            (b'\\', b'\\') => at += if bytes.get(at + 2) == Some(&b'\\') { 4 } else { 3 },
+            (b'\\', next) if next == quote => return Some(at),
+            (b'\\', _) => at += 2,
+            _ => at += 1,
+        }
+    }
+    None
+}
+
+/// The end (one past the bracket that closes it) of the object or list
+/// that opens at `open`, brackets inside quoted strings passed over; the
+/// end of the text when it is cut short.
+fn closing_bracket(bytes: &[u8], open: usize) -> usize {
+    let mut depth = 0usize;
+    let mut at = open;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return at + 1;
+                }
+            }
+            quote @ (b'"' | b'\'') => {
+                at = closing_quote(bytes, at + 1, quote).unwrap_or(bytes.len());
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    bytes.len()
 }
 
 /// A token's characters after `Bearer ` (RFC 6750's b64token: letters,

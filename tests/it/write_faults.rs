@@ -2064,6 +2064,16 @@ fn a_single_word_field_named_in_passing_is_no_evidence() {
             false,
         ),
         ("run_sweep", &sweep, "POST", "/api/search/sweep", "The query queue is full", false),
+        // A colon after another word ends a phrase of prose, not a label.
+        (
+            "search_corpus",
+            &search,
+            "POST",
+            "/api/explorer/search",
+            "Rate limit: 30 requests per minute",
+            false,
+        ),
+        ("search_corpus", &search, "POST", "/api/explorer/search", "Refused (limit: at most 5)", true),
         // Written as a key, the same word is evidence.
         ("search_corpus", &search, "POST", "/api/explorer/search", "limit: must be at most 5", true),
         ("search_corpus", &search, "POST", "/api/explorer/search", "limit=10 is too large", true),

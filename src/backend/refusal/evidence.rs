@@ -52,8 +52,11 @@ pub(super) fn names_field(sentence: &str, words: &[String], path: &str, bare: bo
 }
 
 /// Whether a sentence writes `name` as a key: in quotes of any kind
-/// (`'mode'`, `` `mode` ``), or followed by `:` or `=` (`mode: …`,
-/// `mode=…`), as a word of its own.
+/// (`'mode'`, `` `mode` ``), or as a word of its own followed by `=`
+/// (`mode=…`), or by `:` where a label stands, at the start of the
+/// sentence or of a clause (`mode: …`, `…; limit: …`, `(limit: …)`). After
+/// another word a colon ends a phrase of prose ("Rate limit: 30 per
+/// minute", "Database mode: read-only"), which names no field.
 fn keyed(sentence: &str, name: &str) -> bool {
     let lower = sentence.to_ascii_lowercase();
     let quoted = ["'", "\"", "`"].iter().any(|q| lower.contains(&format!("{q}{name}{q}")));
@@ -61,7 +64,10 @@ fn keyed(sentence: &str, name: &str) -> bool {
         || lower.match_indices(name).any(|(at, _)| {
             let before = lower[..at].chars().next_back();
             let after = lower[at + name.len()..].chars().next();
-            before.is_none_or(|c| !(c.is_alphanumeric() || c == '_')) && matches!(after, Some(':' | '='))
+            let own_word = before.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            let starts_a_clause =
+                lower[..at].trim_end().chars().next_back().is_none_or(|c| ",;.(!?".contains(c));
+            own_word && (after == Some('=') || (after == Some(':') && starts_a_clause))
         })
 }
 

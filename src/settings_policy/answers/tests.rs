@@ -269,21 +269,44 @@ fn free_text_loses_the_values_of_quoted_credential_names() {
         // Unquoted values, and quotes escaped as JSON inside JSON writes them.
         (r#"{"token": 4096, "x": 1}"#, r#"{"token": <withheld>, "x": 1}"#),
         (r#"x {\"api_key\": \"LEAK-17\"} y"#, r#"x {\"api_key\": \"<withheld>\"} y"#),
-        // A quote escaped inside the value does not end it.
+        // A quote escaped inside the value does not end it, at either level.
         (r#"{"password": "a\"b c"}"#, r#"{"password": "<withheld>"}"#),
+        (r#"x {\"password\": \"ab\\\"LEAK\"} y"#, r#"x {\"password\": \"<withheld>\"} y"#),
+        // White space around the colon, a name with a space, a Python prefix.
         (r#"{"core_api_key" : "K-1"}"#, r#"{"core_api_key" : "<withheld>"}"#),
+        ("{'api_key':\n\t'LEAK-5'}", "{'api_key':\n\t'<withheld>'}"),
+        ("{'API key': 'LEAK-8'}", "{'API key': '<withheld>'}"),
+        ("{'token': b'LEAK-6'}", "{'token': b'<withheld>'}"),
+        // A credential holding an object or a list is withheld whole.
+        (
+            r#"Refused {'credentials': {'user': 'u', 'pass': 'L}2'}, 'n': 1}"#,
+            r#"Refused {'credentials': <withheld>, 'n': 1}"#,
+        ),
+        (r#"{"api_keys": ["LEAK-3", "LEAK-4"]}"#, r#"{"api_keys": <withheld>}"#),
+        (r#"{"secret": {"a": [1, {"b": 2"#, r#"{"secret": <withheld>"#),
+        // A keyword argument's quoted value.
+        ("Settings(api_key='LEAKA7-abcdef123456')", "Settings(api_key='<withheld>')"),
     ];
     for (text, scrubbed) in cases {
         assert_eq!(scrub_text(text).as_deref(), Some(scrubbed), "{text}");
         assert_eq!(scrub_text(scrubbed), None, "a scrubbed text is left as it is: {scrubbed}");
     }
+    // Prose and data keep their words: a name that does not stand in a dict
+    // or an object, and names that hold no credential.
     for text in [
         "The key: a new method for graph attention",
         "Token: the unit of text",
+        r#"The "Key": findings of a survey"#,
+        r#""Passwords": a usability study"#,
+        r#"query "token": embedding"#,
         r#"{"sort_key": "date", "max_tokens": 4096, "name": "R"}"#,
         r#"{"credential_name": "core_api_key"}"#,
         r#"{"api_key": ""}"#,
         r#"a "token" : "#,
+        // Withheld already, as a JSON walk writes it.
+        r#"it gave {"api_key":{"withheld":true}}"#,
+        r#"{"token": {"withheld": true}}"#,
+        ":'':\"\":{'':}",
     ] {
         assert_eq!(scrub_text(text), None, "{text}");
     }
@@ -336,4 +359,41 @@ fn credential_values_are_withheld_at_any_depth_and_inside_json_text() {
     let mut clean = json!({"name": "R", "parameters": "{\"query\": \"x\"}", "note": "sort_key=date"});
     assert!(!withhold_credentials(&mut clean));
     assert_eq!(clean["parameters"], json!("{\"query\": \"x\"}"));
+}
+
+/// Every text made of up to four pieces that the rules look at (quotes,
+/// escapes, brackets, a colon, an equals sign, names, letters of several
+/// bytes) is scrubbed without a panic, and what comes out is left as it is.
+#[test]
+fn free_text_of_any_shape_is_scrubbed_without_a_panic() {
+    const PIECES: [&str; 18] = [
+        "'",
+        "\"",
+        "\\",
+        ":",
+        "=",
+        "{",
+        "}",
+        "[",
+        ",",
+        " ",
+        "é",
+        "😀",
+        "b",
+        "api_key",
+        "token",
+        "Bearer ",
+        "x",
+        "<withheld>",
+    ];
+    let mut texts = vec![String::new()];
+    for _ in 0..4 {
+        texts =
+            texts.iter().flat_map(|text| PIECES.iter().map(move |piece| format!("{text}{piece}"))).collect();
+        for text in &texts {
+            if let Some(scrubbed) = scrub_text(text) {
+                assert_eq!(scrub_text(&scrubbed), None, "{text:?} became {scrubbed:?}");
+            }
+        }
+    }
 }
